@@ -1,0 +1,142 @@
+// Copies between accinte and the host, and within accinte (_copy_from).
+//
+// Every copy is queued on a stream: contiguous-compatible layouts as one
+// acMemcpyAsync, anything else (strides, broadcasting, dtype conversion,
+// conj/neg bits) as a kernel that runs the CPU copy on the device memory in
+// place. A copy that reads or writes pageable host memory waits for its
+// stream before returning, because the host buffer may be reused as soon as
+// we return; a non_blocking copy to or from pinned memory does not wait, and
+// the pinned block is kept from reuse until the stream is done with it.
+#include <csrc/aten/native/Minimal.h>
+
+#include <ATen/ops/from_blob.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+
+#include <csrc/runtime/AccInteEvent.h>
+#include <csrc/runtime/AccInteException.h>
+#include <csrc/runtime/AccInteGuard.h>
+#include <csrc/runtime/AccInteHostAllocator.h>
+#include <csrc/runtime/AccInteKernel.h>
+#include <csrc/runtime/AccInteStream.h>
+
+#include <vector>
+
+namespace at::native::accinte {
+
+using c10::accinte::AccInteEvent;
+using c10::accinte::AccInteGuard;
+using c10::accinte::AccInteStream;
+using c10::accinte::getCurrentAccInteStream;
+
+namespace {
+
+// What a kernel needs to see a tensor's memory, without owning it (see
+// AccInteKernel.h for why kernels must not own device tensors).
+struct StridedView {
+  explicit StridedView(const at::Tensor& t)
+      : data(t.data_ptr()), sizes(t.sizes().vec()), strides(t.strides().vec()),
+        dtype(t.scalar_type()), conj(t.is_conj()), neg(t.is_neg()) {}
+
+  // A CPU tensor aliasing the same bytes; only valid inside a kernel.
+  at::Tensor as_cpu() const {
+    at::Tensor t = at::from_blob(data, sizes, strides, at::TensorOptions().dtype(dtype));
+    t._set_conj(conj);
+    t._set_neg(neg);
+    return t;
+  }
+
+  void* data;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;
+  at::ScalarType dtype;
+  bool conj;
+  bool neg;
+};
+
+// True when the copy is a plain byte copy of one dense span.
+bool is_bytewise_copy(const at::Tensor& src, const at::Tensor& dst) {
+  return src.scalar_type() == dst.scalar_type() && src.sizes() == dst.sizes() &&
+         src.strides() == dst.strides() && src.is_non_overlapping_and_dense() &&
+         src.is_conj() == dst.is_conj() && src.is_neg() == dst.is_neg();
+}
+
+// Queues src -> dst on `stream`; both tensors' memory must stay valid until
+// the stream reaches the copy.
+void enqueue_copy(const AccInteStream& stream, const at::Tensor& src, const at::Tensor& dst) {
+  if (is_bytewise_copy(src, dst)) {
+    ACCINTE_CHECK(acMemcpyAsync(dst.data_ptr(), src.const_data_ptr(), src.nbytes(),
+                                acMemcpyDefault, stream.stream()));
+    return;
+  }
+  c10::accinte::launch_kernel(stream, [from = StridedView(src), to = StridedView(dst)] {
+    // Plain CPU computation: no autograd bookkeeping on the worker thread.
+    c10::impl::ExcludeDispatchKeyGuard no_autograd(c10::autograd_dispatch_keyset_with_ADInplaceOrView);
+    to.as_cpu().copy_(from.as_cpu());
+  });
+}
+
+// After a copy that touched host memory: either keep the pinned block alive
+// for the stream (non_blocking) or wait for the copy to finish.
+void finish_host_copy(const AccInteStream& stream, const at::Tensor& host, bool non_blocking) {
+  if (non_blocking && c10::accinte::is_pinned_ptr(host.const_data_ptr())) {
+    const auto& data_ptr = host.storage().data_ptr();
+    c10::accinte::getHostAllocator()->record_event(
+        data_ptr.get(), data_ptr.get_context(), stream.unwrap());
+    return;
+  }
+  stream.synchronize();
+}
+
+void copy_between_devices(const at::Tensor& src, const at::Tensor& dst) {
+  const AccInteStream src_stream = getCurrentAccInteStream(src.device().index());
+  const AccInteStream dst_stream = getCurrentAccInteStream(dst.device().index());
+  // The copy runs on the source's stream once the destination's pending work
+  // (earlier readers and writers of dst) is done; later work on the
+  // destination's stream then waits for the copy. The same ordering CUDA uses.
+  AccInteEvent dst_ready;
+  dst_ready.record(dst_stream);
+  dst_ready.block(src_stream);
+  enqueue_copy(src_stream, src, dst);
+  AccInteEvent copied;
+  copied.record(src_stream);
+  copied.block(dst_stream);
+}
+
+} // namespace
+
+// LITERALINCLUDE START: COPY_FROM
+at::Tensor _copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  TORCH_CHECK(self.defined() && dst.defined(), "copy of an undefined tensor");
+  if (self.numel() == 0 || dst.numel() == 0) {
+    return dst;
+  }
+  const bool from_device = self.is_privateuseone();
+  const bool to_device = dst.is_privateuseone();
+  TORCH_CHECK(from_device || self.is_cpu(), "accinte cannot copy from ", self.device());
+  TORCH_CHECK(to_device || dst.is_cpu(), "accinte cannot copy to ", dst.device());
+
+  if (from_device && to_device) {
+    if (self.device() != dst.device()) {
+      copy_between_devices(self, dst);
+    } else {
+      AccInteGuard guard(dst.device().index());
+      enqueue_copy(getCurrentAccInteStream(dst.device().index()), self, dst);
+    }
+  } else {
+    const at::Tensor& device_side = from_device ? self : dst;
+    const at::Tensor& host_side = from_device ? dst : self;
+    AccInteGuard guard(device_side.device().index());
+    const AccInteStream stream = getCurrentAccInteStream(device_side.device().index());
+    enqueue_copy(stream, self, dst);
+    finish_host_copy(stream, host_side, non_blocking);
+  }
+  return dst;
+}
+// LITERALINCLUDE END: COPY_FROM
+
+at::Tensor _copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
+  dst.resize_(self.sizes());
+  return _copy_from(self, dst, /*non_blocking=*/false);
+}
+
+} // namespace at::native::accinte

@@ -1,0 +1,139 @@
+// Kernels of the minimal operator set, except copies (Copy.cpp).
+#include <csrc/aten/native/Minimal.h>
+
+#include <ATen/Dispatch_v2.h>
+#include <ATen/EmptyTensor.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/set_native.h>
+#include <ATen/ops/view_native.h>
+#include <c10/core/TensorOptions.h>
+
+#include <csrc/runtime/AccInteDeviceAllocator.h>
+#include <csrc/runtime/AccInteException.h>
+#include <csrc/runtime/AccInteGuard.h>
+
+namespace at::native::accinte {
+
+using c10::accinte::AccInteGuard;
+
+namespace {
+
+constexpr c10::DispatchKeySet kAccInteKeys(c10::DispatchKey::PrivateUse1);
+
+c10::DeviceIndex index_of(std::optional<c10::Device> device) {
+  const c10::Device d = c10::device_or_default(device);
+  TORCH_CHECK(d.is_privateuseone(), "Expected an accinte device, got ", d);
+  return d.index(); // -1 ("accinte" with no index) means the current device
+}
+
+// Grows the storage of `self` so that it covers its sizes, strides and
+// offset; never shrinks it (the CPU rule).
+void ensure_storage_fits(at::TensorImpl* self) {
+  if (self->numel() == 0) {
+    return;
+  }
+  const size_t needed = at::detail::computeStorageNbytes(
+      self->sizes(), self->strides(), self->dtype().itemsize(), self->storage_offset());
+  const c10::Storage& storage = self->unsafe_storage();
+  if (needed > storage.nbytes()) {
+    at::detail::getPrivateUse1Hooks().resizePrivateUse1Bytes(storage, needed);
+  }
+}
+
+} // namespace
+
+// LITERALINCLUDE START: EMPTY.MEMORY_FORMAT
+at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
+                               std::optional<c10::Layout> layout,
+                               std::optional<c10::Device> device, std::optional<bool> pin_memory,
+                               std::optional<c10::MemoryFormat> memory_format) {
+  TORCH_CHECK(c10::layout_or_default(layout) == c10::Layout::Strided,
+              "accinte supports only strided tensors, got layout ", *layout);
+  TORCH_CHECK(!pin_memory.value_or(false), "Only CPU tensors can be pinned");
+  AccInteGuard guard(index_of(device));
+  return at::detail::empty_generic(size, c10::accinte::getDeviceAllocator(), kAccInteKeys,
+                                   c10::dtype_or_default(dtype), memory_format);
+}
+// LITERALINCLUDE END: EMPTY.MEMORY_FORMAT
+
+at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
+                         std::optional<c10::ScalarType> dtype, std::optional<c10::Layout> layout,
+                         std::optional<c10::Device> device, std::optional<bool> pin_memory) {
+  TORCH_CHECK(c10::layout_or_default(layout) == c10::Layout::Strided,
+              "accinte supports only strided tensors, got layout ", *layout);
+  TORCH_CHECK(!pin_memory.value_or(false), "Only CPU tensors can be pinned");
+  AccInteGuard guard(index_of(device));
+  return at::detail::empty_strided_generic(size, stride, c10::accinte::getDeviceAllocator(),
+                                           kAccInteKeys, c10::dtype_or_default(dtype));
+}
+
+// Views only rewrite metadata, so the CPU implementations are device-neutral.
+at::Tensor as_strided(const at::Tensor& self, c10::IntArrayRef size, c10::IntArrayRef stride,
+                      std::optional<int64_t> storage_offset) {
+  return at::native::as_strided_tensorimpl(self, size, stride, storage_offset);
+}
+
+at::Tensor _reshape_alias(const at::Tensor& self, c10::IntArrayRef size,
+                          c10::IntArrayRef stride) {
+  return at::native::_reshape_alias(self, size, stride);
+}
+
+at::Tensor view(const at::Tensor& self, c10::IntArrayRef size) {
+  return at::native::view(self, size);
+}
+
+const at::Tensor& resize_(const at::Tensor& self, c10::IntArrayRef size,
+                          std::optional<c10::MemoryFormat> memory_format) {
+  auto* impl = self.unsafeGetTensorImpl();
+  // Sizes first (without touching storage: the CPU path would memcpy device
+  // memory from the host), then grow the storage through the runtime.
+  at::native::resize_impl_cpu_(impl, size, /*stride=*/std::nullopt, /*resize_storage=*/false);
+  if (memory_format.has_value()) {
+    TORCH_CHECK(*memory_format != c10::MemoryFormat::Preserve,
+                "Unsupported memory format ", *memory_format);
+    impl->empty_tensor_restride(*memory_format);
+  }
+  ensure_storage_fits(impl);
+  return self;
+}
+
+at::Tensor& set_source_Storage(at::Tensor& self, c10::Storage source) {
+  return at::native::set_(self, std::move(source));
+}
+
+at::Tensor& set_source_Storage_storage_offset(at::Tensor& self, c10::Storage source,
+                                              int64_t storage_offset, c10::IntArrayRef size,
+                                              c10::IntArrayRef stride) {
+  at::native::checkSetStorage(self, std::move(source), storage_offset, size, stride);
+  auto* impl = self.unsafeGetTensorImpl();
+  impl->set_storage_offset(storage_offset);
+  at::OptionalIntArrayRef stride_opt =
+      stride.data() != nullptr ? at::OptionalIntArrayRef(stride) : std::nullopt;
+  at::native::resize_impl_cpu_(impl, size, stride_opt, /*resize_storage=*/false);
+  ensure_storage_fits(impl);
+  return self;
+}
+
+at::Tensor& set_source_Tensor(at::Tensor& self, const at::Tensor& source) {
+  return at::native::set_tensor_(self, source);
+}
+
+at::Scalar _local_scalar_dense(const at::Tensor& self) {
+  at::Scalar result;
+  AT_DISPATCH_V2(
+      self.scalar_type(), "_local_scalar_dense_accinte", AT_WRAP([&] {
+        scalar_t value{};
+        AccInteGuard guard(self.device().index());
+        // Synchronous: waits for the work queued on the device, like .item() on CUDA.
+        ACCINTE_CHECK(acMemcpy(&value, self.const_data_ptr<scalar_t>(), sizeof(scalar_t),
+                               acMemcpyDeviceToHost));
+        result = at::Scalar(value);
+      }),
+      AT_EXPAND(AT_ALL_TYPES_AND_COMPLEX), kComplexHalf, kHalf, kBool, kBFloat16,
+      AT_EXPAND(AT_FLOAT8_TYPES), AT_EXPAND(AT_BAREBONES_UNSIGNED_TYPES));
+  return result;
+}
+
+} // namespace at::native::accinte

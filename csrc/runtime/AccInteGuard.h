@@ -1,0 +1,36 @@
+#pragma once
+// AccInteGuard: RAII current-device switch (the CUDAGuard of this backend).
+// Used inside the backend wherever a runtime call must run on a given device;
+// user code goes through c10::DeviceGuard, which reaches AccInteGuardImpl.
+
+#include <csrc/runtime/AccInteFunctions.h>
+
+namespace c10::accinte {
+
+class AccInteGuard {
+ public:
+  /// Makes `device` current for this thread; a negative index keeps the
+  /// current device. Throws on a bad index.
+  explicit AccInteGuard(DeviceIndex device)
+      : previous_(device < 0 ? current_device() : exchange_device(device)) {}
+
+  AccInteGuard(const AccInteGuard&) = delete;
+  AccInteGuard& operator=(const AccInteGuard&) = delete;
+
+  /// Restores the device that was current at construction. Never throws.
+  ~AccInteGuard() {
+    try {
+      set_device(previous_);
+    } catch (...) {
+      // Restoring a device that was valid a moment ago cannot fail unless the
+      // runtime became unusable (fork); nothing useful can be done here.
+    }
+  }
+
+  DeviceIndex original_device() const { return previous_; }
+
+ private:
+  DeviceIndex previous_;
+};
+
+} // namespace c10::accinte

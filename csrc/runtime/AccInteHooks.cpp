@@ -1,0 +1,95 @@
+#include <csrc/runtime/AccInteHooks.h>
+
+#include <csrc/runtime/AccInteDeviceAllocator.h>
+#include <csrc/runtime/AccInteException.h>
+#include <csrc/runtime/AccInteFunctions.h>
+#include <csrc/runtime/AccInteGenerator.h>
+#include <csrc/runtime/AccInteGuard.h>
+#include <csrc/runtime/AccInteHostAllocator.h>
+
+#include <algorithm>
+
+namespace c10::accinte {
+
+void AccInteHooks::init() const {
+  int count = 0;
+  // Fails with acErrorInitializationError in a forked child of a process
+  // that had used the device: surfaces that as a clear RuntimeError.
+  ACCINTE_CHECK(acGetDeviceCount(&count));
+}
+
+bool AccInteHooks::isAvailable() const {
+  return device_count() > 0;
+}
+
+bool AccInteHooks::hasPrimaryContext(DeviceIndex device_index) const {
+  return has_primary_context(device_index);
+}
+
+DeviceIndex AccInteHooks::deviceCount() const {
+  return device_count();
+}
+
+void AccInteHooks::setCurrentDevice(DeviceIndex device) const {
+  set_device(device);
+}
+
+DeviceIndex AccInteHooks::getCurrentDevice() const {
+  return current_device();
+}
+
+DeviceIndex AccInteHooks::exchangeDevice(DeviceIndex device) const {
+  return exchange_device(device);
+}
+
+DeviceIndex AccInteHooks::maybeExchangeDevice(DeviceIndex device) const {
+  return maybe_exchange_device(device);
+}
+
+const at::Generator& AccInteHooks::getDefaultGenerator(DeviceIndex device_index) const {
+  return getDefaultAccInteGenerator(device_index);
+}
+
+at::Generator AccInteHooks::getNewGenerator(DeviceIndex device_index) const {
+  return createAccInteGenerator(device_index);
+}
+
+at::Device AccInteHooks::getDeviceFromPtr(void* data) const {
+  acPointerAttributes attributes{};
+  ACCINTE_CHECK(acPointerGetAttributes(&attributes, data));
+  TORCH_CHECK(attributes.type == acMemoryTypeDevice, "Pointer ", data,
+              " is not accinte device memory");
+  return {DeviceType::PrivateUse1, static_cast<DeviceIndex>(attributes.device)};
+}
+
+bool AccInteHooks::isPinnedPtr(const void* data) const {
+  return is_pinned_ptr(data);
+}
+
+at::Allocator* AccInteHooks::getPinnedMemoryAllocator() const {
+  return getHostAllocator();
+}
+
+void AccInteHooks::resizePrivateUse1Bytes(const c10::Storage& storage, size_t newsize) const {
+  TORCH_CHECK(storage.resizable(), "Trying to resize storage that is not resizable");
+  const size_t old_size = storage.nbytes();
+  AccInteGuard guard(storage.device().index());
+  at::DataPtr data = storage.allocator()->allocate(newsize);
+  const size_t kept = std::min(old_size, newsize);
+  if (kept > 0 && storage.data() != nullptr) {
+    // Synchronous, so the old block may be freed as soon as we return.
+    ACCINTE_CHECK(acMemcpy(data.get(), storage.data(), kept, acMemcpyDeviceToDevice));
+  }
+  storage.unsafeGetStorageImpl()->set_data_ptr_noswap(std::move(data));
+  storage.unsafeGetStorageImpl()->set_nbytes(newsize);
+}
+
+namespace {
+// Registered once the library is loaded; the interface is never destroyed.
+const bool g_hooks_registered = [] {
+  at::RegisterPrivateUse1HooksInterface(new AccInteHooks());
+  return true;
+}();
+} // namespace
+
+} // namespace c10::accinte

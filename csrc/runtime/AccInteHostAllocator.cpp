@@ -1,0 +1,64 @@
+#include <csrc/runtime/AccInteHostAllocator.h>
+
+#include <csrc/runtime/AccInteEvent.h>
+#include <csrc/runtime/AccInteException.h>
+#include <csrc/runtime/AccInteStream.h>
+
+namespace c10::accinte {
+namespace {
+
+using Block = at::HostBlock<AccInteStream>;
+
+// Supplies the runtime-specific steps; PyTorch's template does the caching.
+struct AccInteHostAllocatorImpl final
+    : public at::CachingHostAllocatorImpl<AccInteStream, AccInteEvent> {
+ private:
+  void allocate_host_memory(size_t size, void** ptr) override {
+    ACCINTE_CHECK(acMallocHost(ptr, size));
+  }
+
+  void free_block(Block* block) override {
+    ACCINTE_CHECK_WARN(acFreeHost(block->ptr_));
+  }
+
+  void record_stream(std::optional<std::vector<AccInteEvent>>& events,
+                     AccInteStream stream) override {
+    AccInteEvent event;
+    event.record(stream);
+    events->push_back(std::move(event));
+  }
+
+  bool query_event(AccInteEvent& event) override { return event.query(); }
+
+  AccInteStream get_current_stream() const override { return getCurrentAccInteStream(); }
+
+  bool stream_is_capturing(AccInteStream /*stream*/) const override { return false; }
+};
+
+void free_pinned(void* ctx);
+
+struct AccInteHostAllocator final
+    : public at::CachingHostAllocatorInterface<AccInteHostAllocatorImpl, free_pinned> {};
+
+// Leaked on purpose: pinned tensors may be freed by static destructors at exit.
+AccInteHostAllocator* g_host_allocator = new AccInteHostAllocator();
+
+void free_pinned(void* ctx) {
+  g_host_allocator->free(ctx);
+}
+
+} // namespace
+
+at::HostAllocator* getHostAllocator() {
+  return g_host_allocator;
+}
+
+bool is_pinned_ptr(const void* ptr) {
+  acPointerAttributes attributes{};
+  ACCINTE_CHECK(acPointerGetAttributes(&attributes, ptr));
+  return attributes.type == acMemoryTypeHost;
+}
+
+REGISTER_HOST_ALLOCATOR(at::kPrivateUse1, g_host_allocator)
+
+} // namespace c10::accinte

@@ -1,0 +1,20 @@
+#pragma once
+// AccInteHostAllocator: pinned (page-locked) host memory for accinte, cached
+// by PyTorch's CachingHostAllocatorImpl and registered with
+// REGISTER_HOST_ALLOCATOR(PrivateUse1, ...). Serves Tensor.pin_memory(),
+// torch.accelerator.empty_host_cache() and non-blocking copies.
+//
+// A freed block returns to the cache and is handed out again only after the
+// events recorded on the streams that used it (record_event) have completed.
+
+#include <ATen/core/CachingHostAllocator.h>
+
+namespace c10::accinte {
+
+/// The registered pinned-memory allocator (an at::HostAllocator).
+C10_EXPORT at::HostAllocator* getHostAllocator();
+
+/// True when `ptr` points into pinned memory from acMallocHost.
+C10_EXPORT bool is_pinned_ptr(const void* ptr);
+
+} // namespace c10::accinte

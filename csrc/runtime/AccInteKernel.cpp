@@ -1,0 +1,42 @@
+#include <csrc/runtime/AccInteKernel.h>
+
+#include <csrc/runtime/AccInteException.h>
+
+#include <memory>
+#include <mutex>
+
+namespace c10::accinte {
+namespace {
+
+std::mutex g_error_mutex;
+std::string g_last_error; // guarded by g_error_mutex
+
+int run_kernel(void* user_data) {
+  std::unique_ptr<std::function<void()>> kernel(static_cast<std::function<void()>*>(user_data));
+  try {
+    (*kernel)();
+    return 0;
+  } catch (const std::exception& e) {
+    std::lock_guard<std::mutex> lock(g_error_mutex);
+    g_last_error = e.what();
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(g_error_mutex);
+    g_last_error = "unknown exception in accinte kernel";
+  }
+  return 1;
+}
+
+} // namespace
+
+void launch_kernel(const AccInteStream& stream, std::function<void()> kernel) {
+  auto owned = std::make_unique<std::function<void()>>(std::move(kernel));
+  ACCINTE_CHECK(acLaunchKernel(stream.stream(), &run_kernel, owned.get()));
+  owned.release(); // the runtime now owns it; run_kernel deletes it
+}
+
+std::string take_kernel_error() {
+  std::lock_guard<std::mutex> lock(g_error_mutex);
+  return std::exchange(g_last_error, std::string());
+}
+
+} // namespace c10::accinte

@@ -1,0 +1,27 @@
+#pragma once
+// Launching host code as a kernel on an accinte stream.
+//
+// A kernel is a C++ callable queued with acLaunchKernel: it runs later, in
+// stream order, on the stream's worker thread, inside the runtime's access
+// window over device memory (so it may read and write device pointers even
+// in strict mode). It must not capture owning references to device tensors:
+// freeing device memory waits for the device's streams, and a worker thread
+// cannot wait for itself. Capture raw pointers and metadata instead; the
+// caller keeps the tensors alive (or relies on acFree's synchronisation).
+
+#include <csrc/runtime/AccInteStream.h>
+
+#include <functional>
+#include <string>
+
+namespace c10::accinte {
+
+/// Queues `kernel` on `stream`. An exception thrown by the kernel is caught on
+/// the worker, its message kept, and reported as acErrorLaunchFailure by the
+/// next synchronisation with the stream (see take_kernel_error).
+C10_EXPORT void launch_kernel(const AccInteStream& stream, std::function<void()> kernel);
+
+/// The message of the most recent failed kernel, cleared by this call.
+C10_EXPORT std::string take_kernel_error();
+
+} // namespace c10::accinte

@@ -1,0 +1,131 @@
+#include <csrc/runtime/AccInteStream.h>
+
+#include <csrc/runtime/AccInteException.h>
+#include <csrc/runtime/AccInteFunctions.h>
+#include <csrc/runtime/AccInteGuard.h>
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace c10::accinte {
+namespace {
+
+constexpr int kPriorityLevels = 2; // index 0: priority 0, index 1: priority -1
+constexpr StreamId kMaxStreamId = kPriorityLevels * kStreamsPerPool;
+
+// Runtime handles of one device's streams, created on first use.
+struct DeviceStreams {
+  std::once_flag created;
+  acStream_t default_stream = nullptr;
+  std::array<std::array<acStream_t, kStreamsPerPool>, kPriorityLevels> pool{};
+  std::array<std::atomic<uint32_t>, kPriorityLevels> next{};
+};
+
+DeviceStreams& streams_of(DeviceIndex device) {
+  // Leaked on purpose: streams may still be referenced by other static
+  // destructors at exit, and the runtime owns their threads.
+  static auto* all = [] {
+    auto* v = new std::vector<std::unique_ptr<DeviceStreams>>();
+    for (DeviceIndex i = 0; i < device_count(); ++i) {
+      v->push_back(std::make_unique<DeviceStreams>());
+    }
+    return v;
+  }();
+  check_device_index(device);
+  DeviceStreams& s = *(*all)[device];
+  std::call_once(s.created, [&] {
+    AccInteGuard guard(device);
+    ACCINTE_CHECK(acDeviceGetDefaultStream(device, &s.default_stream));
+    for (int level = 0; level < kPriorityLevels; ++level) {
+      for (auto& handle : s.pool[level]) {
+        ACCINTE_CHECK(acStreamCreateWithPriority(&handle, 0, -level));
+      }
+    }
+  });
+  return s;
+}
+
+// Current stream id per device for this thread; 0 (default) until set.
+thread_local std::array<StreamId, 64> t_current_stream{};
+
+DeviceIndex resolve(DeviceIndex device) {
+  if (device < 0) {
+    return current_device();
+  }
+  check_device_index(device);
+  return device;
+}
+
+AccInteStream make_stream(DeviceIndex device, StreamId id) {
+  return AccInteStream(Stream(Stream::UNSAFE, Device(DeviceType::PrivateUse1, device), id));
+}
+
+} // namespace
+
+AccInteStream::AccInteStream(Stream stream) : stream_(stream) {
+  TORCH_CHECK(stream.device_type() == DeviceType::PrivateUse1,
+              "Expected an accinte stream, got a stream on ", stream.device());
+  TORCH_CHECK(stream.id() >= 0 && stream.id() <= kMaxStreamId, "Invalid accinte stream id ",
+              stream.id(), " (see Note [accinte stream ids])");
+}
+
+acStream_t AccInteStream::stream() const {
+  DeviceStreams& s = streams_of(device_index());
+  if (id() == 0) {
+    return s.default_stream;
+  }
+  const auto index = id() - 1;
+  return s.pool[index / kStreamsPerPool][index % kStreamsPerPool];
+}
+
+int AccInteStream::priority() const {
+  return id() > kStreamsPerPool ? -1 : 0;
+}
+
+bool AccInteStream::query() const {
+  const acError_t error = acStreamQuery(stream());
+  if (error == acErrorNotReady) {
+    return false;
+  }
+  ACCINTE_CHECK(error);
+  return true;
+}
+
+void AccInteStream::synchronize() const {
+  ACCINTE_CHECK(acStreamSynchronize(stream()));
+}
+
+AccInteStream getStreamFromPool(bool isHighPriority, DeviceIndex device) {
+  device = resolve(device);
+  DeviceStreams& s = streams_of(device);
+  const int level = isHighPriority ? 1 : 0;
+  const auto index = s.next[level].fetch_add(1, std::memory_order_relaxed) % kStreamsPerPool;
+  mark_device_used(device);
+  return make_stream(device, 1 + level * kStreamsPerPool + static_cast<StreamId>(index));
+}
+
+AccInteStream getStreamFromPool(int priority, DeviceIndex device) {
+  return getStreamFromPool(priority < 0, device);
+}
+
+AccInteStream getDefaultAccInteStream(DeviceIndex device) {
+  return make_stream(resolve(device), 0);
+}
+
+AccInteStream getCurrentAccInteStream(DeviceIndex device) {
+  device = resolve(device);
+  return make_stream(device, t_current_stream[device]);
+}
+
+void setCurrentAccInteStream(AccInteStream stream) {
+  t_current_stream[stream.device_index()] = stream.id();
+}
+
+std::ostream& operator<<(std::ostream& out, const AccInteStream& stream) {
+  return out << stream.unwrap();
+}
+
+} // namespace c10::accinte

@@ -1,0 +1,202 @@
+/*
+ * libaccinte: the emulated accinte device runtime.
+ *
+ * A C API shaped like the CUDA runtime (libcudart): every call `acFoo` mirrors
+ * `cudaFoo`, returns an acError_t, and never throws across the C boundary.
+ * It has no dependency on PyTorch; the table in ../README.md maps each call to
+ * its CUDA counterpart.
+ *
+ * The device is emulated on the host CPU:
+ *   - device memory is host memory that the runtime owns; under strict mode
+ *     (ACCINTE_STRICT=1) it is mapped PROT_NONE, so a host dereference faults
+ *     exactly as it would on real hardware, except inside the runtime's own
+ *     access windows (memcpy, memset and launched kernels);
+ *   - each stream owns one worker thread that runs the stream's queued tasks
+ *     in order; a stream is busy until its last task has *finished*;
+ *   - the current device is per host thread, like CUDA's.
+ *
+ * Environment:
+ *   ACCINTE_DEVICE_COUNT   number of devices (default 2, at most 64)
+ *   ACCINTE_DEVICE_MEMORY  capacity of each device in bytes, with an optional
+ *                          K/M/G suffix (default 4G)
+ *   ACCINTE_STRICT         1: device memory is unreadable to host code
+ *
+ * Errors: calls return a specific code (never a generic one when a specific
+ * one applies). Errors raised by a kernel running on a stream are reported by
+ * the next call that waits on that stream (acStreamSynchronize,
+ * acEventSynchronize, acDeviceSynchronize), then cleared, as CUDA reports
+ * non-sticky asynchronous errors.
+ */
+#ifndef ACCINTE_ACCINTE_H_
+#define ACCINTE_ACCINTE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+#define ACCINTE_NODISCARD [[nodiscard]]
+extern "C" {
+#else
+#define ACCINTE_NODISCARD
+#endif
+
+#define ACCINTE_API __attribute__((visibility("default")))
+
+/* Error codes (cudaError_t). Values are part of the ABI. */
+typedef enum acError {
+  acSuccess = 0,
+  acErrorInvalidValue = 1,          /* an argument is out of range or NULL */
+  acErrorMemoryAllocation = 2,      /* the device (or host) is out of memory */
+  acErrorInitializationError = 3,   /* use after fork: runtime is unusable here */
+  acErrorInvalidDevice = 4,         /* device ordinal out of range */
+  acErrorInvalidDevicePointer = 5,  /* pointer is not a live device allocation */
+  acErrorInvalidMemcpyDirection = 6,/* kind does not match the pointers */
+  acErrorInvalidResourceHandle = 7, /* stream or event handle is not valid */
+  acErrorNotReady = 8,              /* queried work has not finished yet */
+  acErrorLaunchFailure = 9,         /* a kernel on a stream reported failure */
+  acErrorInvalidHostPointer = 10,   /* pointer is not a live pinned allocation */
+  acErrorNotSupported = 11,         /* not allowed here: a call that waits for
+                                       streams, made from a host function or
+                                       kernel running on a stream's worker */
+  acErrorUnknown = 999              /* an unexpected internal failure */
+} acError_t;
+
+/* Direction of a copy (cudaMemcpyKind). acMemcpyDefault infers it from the
+ * pointers, as with unified addressing. */
+typedef enum acMemcpyKind {
+  acMemcpyHostToHost = 0,
+  acMemcpyHostToDevice = 1,
+  acMemcpyDeviceToHost = 2,
+  acMemcpyDeviceToDevice = 3,
+  acMemcpyDefault = 4
+} acMemcpyKind;
+
+/* What a pointer refers to (cudaMemoryType). */
+typedef enum acMemoryType {
+  acMemoryTypeUnregistered = 0, /* plain host memory unknown to the runtime */
+  acMemoryTypeHost = 1,         /* pinned host memory from acMallocHost */
+  acMemoryTypeDevice = 2        /* device memory from acMalloc */
+} acMemoryType;
+
+/* cudaPointerAttributes, plus the allocation's base and size. */
+typedef struct acPointerAttributes {
+  acMemoryType type;
+  int device;         /* owning device, -1 for host memory */
+  void* devicePointer;/* the pointer itself when type != Unregistered */
+  void* basePointer;  /* start of the allocation containing the pointer */
+  size_t size;        /* size in bytes of that allocation */
+} acPointerAttributes;
+
+/* cudaDeviceProp, reduced to what the emulation can state truthfully. */
+typedef struct acDeviceProp {
+  char name[256];
+  size_t totalGlobalMem;
+  int major;               /* compute capability */
+  int minor;
+  int multiProcessorCount; /* host CPUs the kernels may use */
+} acDeviceProp;
+
+/* Opaque handles. A NULL acStream_t names the device's default stream. */
+typedef struct acStream_st* acStream_t;
+typedef struct acEvent_st* acEvent_t;
+
+/* Host work run by a stream's worker (cudaHostFn_t). */
+typedef void (*acHostFn_t)(void* userData);
+/* A kernel: host work that may touch device memory and may fail. Return
+ * nonzero to report acErrorLaunchFailure on the stream. */
+typedef int (*acKernelFn_t)(void* userData);
+
+/* Event flags (cudaEvent*). */
+#define acEventDefault 0x0u
+#define acEventDisableTiming 0x2u
+
+/* ---- errors -------------------------------------------------------------- */
+ACCINTE_API const char* acGetErrorString(acError_t error);
+ACCINTE_API const char* acGetErrorName(acError_t error);
+
+/* ---- devices ------------------------------------------------------------- */
+ACCINTE_API ACCINTE_NODISCARD acError_t acGetDeviceCount(int* count);
+/* Sets the calling host thread's current device. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acSetDevice(int device);
+ACCINTE_API ACCINTE_NODISCARD acError_t acGetDevice(int* device);
+ACCINTE_API ACCINTE_NODISCARD acError_t acGetDeviceProperties(acDeviceProp* prop, int device);
+/* Waits until every stream of the current device is idle. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acDeviceSynchronize(void);
+/* Free and total bytes of the current device. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acMemGetInfo(size_t* free, size_t* total);
+/* Streams run with priorities in [greatest, least] = [-1, 0]; lower is more urgent. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acDeviceGetStreamPriorityRange(int* leastPriority,
+                                                                     int* greatestPriority);
+
+/* ---- memory -------------------------------------------------------------- */
+/* Allocates `size` bytes on the current device. acErrorMemoryAllocation when
+ * the device's capacity would be exceeded. size 0 yields NULL and success. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acMalloc(void** devPtr, size_t size);
+/* Frees device memory; like cudaFree it first waits for the owning device's
+ * streams to be idle. NULL is a no-op. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acFree(void* devPtr);
+/* Page-locked ("pinned") host memory. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acMallocHost(void** ptr, size_t size);
+ACCINTE_API ACCINTE_NODISCARD acError_t acFreeHost(void* ptr);
+/* Classifies any pointer, including one inside an allocation. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acPointerGetAttributes(acPointerAttributes* attributes,
+                                                             const void* ptr);
+/* Synchronous copy: returns when the bytes have landed. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acMemcpy(void* dst, const void* src, size_t count,
+                                               acMemcpyKind kind);
+/* Queued on `stream`; returns at once. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acMemcpyAsync(void* dst, const void* src, size_t count,
+                                                    acMemcpyKind kind, acStream_t stream);
+ACCINTE_API ACCINTE_NODISCARD acError_t acMemset(void* devPtr, int value, size_t count);
+ACCINTE_API ACCINTE_NODISCARD acError_t acMemsetAsync(void* devPtr, int value, size_t count,
+                                                    acStream_t stream);
+
+/* ---- streams ------------------------------------------------------------- */
+/* A new stream on the current device. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acStreamCreate(acStream_t* stream);
+ACCINTE_API ACCINTE_NODISCARD acError_t acStreamCreateWithPriority(acStream_t* stream,
+                                                                 unsigned int flags,
+                                                                 int priority);
+/* Releases the stream once its queued work has finished. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acStreamDestroy(acStream_t stream);
+/* acSuccess when idle, acErrorNotReady while a task is queued or running. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acStreamQuery(acStream_t stream);
+ACCINTE_API ACCINTE_NODISCARD acError_t acStreamSynchronize(acStream_t stream);
+/* Work queued on `stream` after this call waits for `event`'s latest record. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acStreamWaitEvent(acStream_t stream, acEvent_t event,
+                                                        unsigned int flags);
+ACCINTE_API ACCINTE_NODISCARD acError_t acStreamGetPriority(acStream_t stream, int* priority);
+ACCINTE_API ACCINTE_NODISCARD acError_t acStreamGetDevice(acStream_t stream, int* device);
+/* The default stream of `device` (what a NULL handle means on that device). */
+ACCINTE_API ACCINTE_NODISCARD acError_t acDeviceGetDefaultStream(int device, acStream_t* stream);
+/* Queues host work that must not touch device memory (cudaLaunchHostFunc). */
+ACCINTE_API ACCINTE_NODISCARD acError_t acLaunchHostFunc(acStream_t stream, acHostFn_t fn,
+                                                       void* userData);
+/* Queues a kernel: host work that runs inside an access window over device
+ * memory. A nonzero return is reported as acErrorLaunchFailure. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acLaunchKernel(acStream_t stream, acKernelFn_t fn,
+                                                     void* userData);
+
+/* ---- events -------------------------------------------------------------- */
+ACCINTE_API ACCINTE_NODISCARD acError_t acEventCreate(acEvent_t* event);
+ACCINTE_API ACCINTE_NODISCARD acError_t acEventCreateWithFlags(acEvent_t* event,
+                                                             unsigned int flags);
+ACCINTE_API ACCINTE_NODISCARD acError_t acEventDestroy(acEvent_t event);
+/* Captures the work queued on `stream` so far; completes when it finishes. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acEventRecord(acEvent_t event, acStream_t stream);
+/* acSuccess when the latest record completed (or none was made). */
+ACCINTE_API ACCINTE_NODISCARD acError_t acEventQuery(acEvent_t event);
+ACCINTE_API ACCINTE_NODISCARD acError_t acEventSynchronize(acEvent_t event);
+/* Milliseconds between two completed records made with timing enabled. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acEventElapsedTime(float* ms, acEvent_t start,
+                                                         acEvent_t end);
+
+/* ---- strict mode ----------------------------------------------------------- */
+/* 1 when ACCINTE_STRICT=1 was set at first use of the runtime. */
+ACCINTE_API int acIsStrict(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ACCINTE_ACCINTE_H_ */

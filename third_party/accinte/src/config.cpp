@@ -1,0 +1,84 @@
+// config.cpp: the runtime's configuration, read from the environment once.
+//
+// Invalid values never fail a call: they fall back to the default, so a typo
+// in the environment still yields a working (if differently sized) runtime.
+#include "runtime.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+namespace accinte {
+namespace {
+
+constexpr int kDefaultDeviceCount = 2;
+constexpr int kMaxDeviceCount = 64;
+constexpr size_t kDefaultDeviceMemory = size_t{4} << 30;
+
+// ACCINTE_DEVICE_COUNT: a decimal integer in [1, 64].
+int parseDeviceCount(const char* text) {
+  if (text == nullptr || *text == '\0') {
+    return kDefaultDeviceCount;
+  }
+  errno = 0;
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  if (errno != 0 || *end != '\0' || value < 1 || value > kMaxDeviceCount) {
+    return kDefaultDeviceCount;
+  }
+  return static_cast<int>(value);
+}
+
+// ACCINTE_DEVICE_MEMORY: a positive decimal byte count with an optional
+// binary suffix K, M, G or T (either case), e.g. "512M".
+size_t parseDeviceMemory(const char* text) {
+  if (text == nullptr || *text == '\0' || !std::isdigit(static_cast<unsigned char>(*text))) {
+    return kDefaultDeviceMemory;
+  }
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long value = std::strtoull(text, &end, 10);
+  if (errno != 0 || value == 0) {
+    return kDefaultDeviceMemory;
+  }
+  int shift = 0;
+  switch (std::toupper(static_cast<unsigned char>(*end))) {
+    case '\0': shift = 0; break;
+    case 'K': shift = 10; break;
+    case 'M': shift = 20; break;
+    case 'G': shift = 30; break;
+    case 'T': shift = 40; break;
+    default: return kDefaultDeviceMemory;
+  }
+  if (shift != 0 && end[1] != '\0') {
+    return kDefaultDeviceMemory;
+  }
+  if (value > (static_cast<unsigned long long>(SIZE_MAX) >> shift)) {
+    return kDefaultDeviceMemory;
+  }
+  return static_cast<size_t>(value) << shift;
+}
+
+bool parseStrict(const char* text) {
+  return text != nullptr && std::strcmp(text, "1") == 0;
+}
+
+}  // namespace
+
+const Config& config() {
+  // A function-local static: initialised exactly once, thread-safe.
+  static const Config kConfig{
+      parseDeviceCount(std::getenv("ACCINTE_DEVICE_COUNT")),
+      parseDeviceMemory(std::getenv("ACCINTE_DEVICE_MEMORY")),
+      parseStrict(std::getenv("ACCINTE_STRICT")),
+  };
+  return kConfig;
+}
+
+}  // namespace accinte
+
+extern "C" int acIsStrict(void) {
+  return accinte::config().strict ? 1 : 0;
+}

@@ -1,0 +1,181 @@
+// copy.cpp: acMemcpy / acMemset and their queued (Async) forms.
+//
+// Every operation is validated when it is issued, so argument errors are
+// returned by the call itself, never reported later by a stream:
+//   - the kind must agree with the pointers (acErrorInvalidMemcpyDirection);
+//     acMemcpyDefault accepts any combination and infers the direction;
+//   - a device range must lie inside one allocation (acErrorInvalidValue).
+// The synchronous forms first wait for every stream of each device they
+// touch, then copy on the calling thread: simpler than CUDA's legacy-stream
+// rules, and never weaker. The Async forms run on the stream's worker and
+// keep the allocations they touch alive until they have run.
+#include "memory.h"
+#include "stream.h"
+
+#include <cstring>
+#include <utility>
+#include <vector>
+
+namespace accinte {
+namespace {
+
+// A validated operation: the registered allocations it touches (device or
+// pinned), which are kept alive and opened for access while it runs.
+struct Plan {
+  std::vector<AllocationRef> touched;
+
+  // Waits for the streams of every device the operation touches.
+  void waitForDevices() const {
+    int waited = -1;
+    for (const AllocationRef& a : touched) {
+      if (a->type == acMemoryTypeDevice && a->device != waited) {
+        waitDeviceIdle(a->device);
+        waited = a->device;  // two endpoints at most: skipping a repeat suffices
+      }
+    }
+  }
+};
+
+bool isDevice(const AllocationRef& a) {
+  return a != nullptr && a->type == acMemoryTypeDevice;
+}
+
+acError_t planCopy(void* dst, const void* src, size_t count, acMemcpyKind kind, Plan* plan) {
+  if (dst == nullptr || src == nullptr) {
+    return acErrorInvalidValue;
+  }
+  AllocationRef to = findAllocation(dst);
+  AllocationRef from = findAllocation(src);
+  const bool toDevice = isDevice(to);
+  const bool fromDevice = isDevice(from);
+  bool agrees = false;
+  switch (static_cast<int>(kind)) {  // a C caller may pass any int
+    case acMemcpyHostToHost: agrees = !toDevice && !fromDevice; break;
+    case acMemcpyHostToDevice: agrees = toDevice && !fromDevice; break;
+    case acMemcpyDeviceToHost: agrees = !toDevice && fromDevice; break;
+    case acMemcpyDeviceToDevice: agrees = toDevice && fromDevice; break;
+    case acMemcpyDefault: agrees = true; break;
+    default: return acErrorInvalidMemcpyDirection;
+  }
+  if (!agrees) {
+    return acErrorInvalidMemcpyDirection;
+  }
+  if ((toDevice && !to->contains(dst, count)) || (fromDevice && !from->contains(src, count))) {
+    return acErrorInvalidValue;  // the range runs past the end of its allocation
+  }
+  for (AllocationRef* a : {&to, &from}) {
+    if (*a != nullptr) {
+      plan->touched.push_back(std::move(*a));
+    }
+  }
+  return acSuccess;
+}
+
+acError_t planMemset(void* devPtr, size_t count, Plan* plan) {
+  AllocationRef target = findAllocation(devPtr);
+  if (!isDevice(target)) {
+    return acErrorInvalidDevicePointer;
+  }
+  if (!target->contains(devPtr, count)) {
+    return acErrorInvalidValue;
+  }
+  plan->touched.push_back(std::move(target));
+  return acSuccess;
+}
+
+acError_t runCopy(void* dst, const void* src, size_t count, const Plan& plan) {
+  const AccessWindow window(plan.touched);
+  if (window.status() != acSuccess) {
+    return window.status();
+  }
+  // memmove: a device-to-device copy within one allocation may overlap.
+  std::memmove(dst, src, count);
+  return acSuccess;
+}
+
+acError_t runMemset(void* devPtr, int value, size_t count, const Plan& plan) {
+  const AccessWindow window(plan.touched);
+  if (window.status() != acSuccess) {
+    return window.status();
+  }
+  std::memset(devPtr, value, count);  // uses the low byte of value, as cudaMemset
+  return acSuccess;
+}
+
+}  // namespace
+}  // namespace accinte
+
+using namespace accinte;
+
+extern "C" {
+
+acError_t acMemcpy(void* dst, const void* src, size_t count, acMemcpyKind kind) {
+  return blockingApiCall([&] {
+    if (count == 0) {
+      return acSuccess;
+    }
+    Plan plan;
+    if (const acError_t e = planCopy(dst, src, count, kind, &plan); e != acSuccess) {
+      return e;
+    }
+    plan.waitForDevices();
+    return runCopy(dst, src, count, plan);
+  });
+}
+
+acError_t acMemcpyAsync(void* dst, const void* src, size_t count, acMemcpyKind kind,
+                        acStream_t stream) {
+  return apiCall([&] {
+    std::shared_ptr<Stream> s;
+    if (const acError_t e = resolveStream(stream, &s); e != acSuccess) {
+      return e;
+    }
+    if (count == 0) {
+      return acSuccess;
+    }
+    Plan plan;
+    if (const acError_t e = planCopy(dst, src, count, kind, &plan); e != acSuccess) {
+      return e;
+    }
+    s->enqueue([dst, src, count, plan = std::move(plan)] {
+      return runCopy(dst, src, count, plan);
+    });
+    return acSuccess;
+  });
+}
+
+acError_t acMemset(void* devPtr, int value, size_t count) {
+  return blockingApiCall([&] {
+    if (count == 0) {
+      return acSuccess;
+    }
+    Plan plan;
+    if (const acError_t e = planMemset(devPtr, count, &plan); e != acSuccess) {
+      return e;
+    }
+    plan.waitForDevices();
+    return runMemset(devPtr, value, count, plan);
+  });
+}
+
+acError_t acMemsetAsync(void* devPtr, int value, size_t count, acStream_t stream) {
+  return apiCall([&] {
+    std::shared_ptr<Stream> s;
+    if (const acError_t e = resolveStream(stream, &s); e != acSuccess) {
+      return e;
+    }
+    if (count == 0) {
+      return acSuccess;
+    }
+    Plan plan;
+    if (const acError_t e = planMemset(devPtr, count, &plan); e != acSuccess) {
+      return e;
+    }
+    s->enqueue([devPtr, value, count, plan = std::move(plan)] {
+      return runMemset(devPtr, value, count, plan);
+    });
+    return acSuccess;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,62 @@
+// error.cpp: names and descriptions of the error codes (cudaGetErrorName,
+// cudaGetErrorString). Both functions work in any state, including a
+// poisoned fork child, and return static strings that are never freed.
+#include "runtime.h"
+
+namespace {
+
+struct ErrorText {
+  const char* name;
+  const char* description;
+};
+
+// One entry per acError_t value; a code missing here is "unrecognized".
+// Switches on the integer: a C caller may pass any int, and a value outside
+// the enumerators must not be assumed away.
+ErrorText describe(int error) {
+  switch (error) {
+    case acSuccess:
+      return {"acSuccess", "no error"};
+    case acErrorInvalidValue:
+      return {"acErrorInvalidValue", "invalid argument"};
+    case acErrorMemoryAllocation:
+      return {"acErrorMemoryAllocation", "out of memory"};
+    case acErrorInitializationError:
+      return {"acErrorInitializationError",
+              "initialization error: the accinte runtime cannot be used in a forked child "
+              "process once it has been initialized in the parent; use the 'spawn' start "
+              "method for multiprocessing"};
+    case acErrorInvalidDevice:
+      return {"acErrorInvalidDevice", "invalid device ordinal"};
+    case acErrorInvalidDevicePointer:
+      return {"acErrorInvalidDevicePointer", "invalid device pointer"};
+    case acErrorInvalidMemcpyDirection:
+      return {"acErrorInvalidMemcpyDirection",
+              "invalid copy direction for memcpy: the kind does not match the pointers"};
+    case acErrorInvalidResourceHandle:
+      return {"acErrorInvalidResourceHandle", "invalid resource handle"};
+    case acErrorNotReady:
+      return {"acErrorNotReady", "device not ready"};
+    case acErrorLaunchFailure:
+      return {"acErrorLaunchFailure", "unspecified launch failure: a kernel reported failure"};
+    case acErrorInvalidHostPointer:
+      return {"acErrorInvalidHostPointer", "invalid host pointer"};
+    case acErrorNotSupported:
+      return {"acErrorNotSupported",
+              "operation not supported: a call that waits for streams was made from a "
+              "host function or kernel running on a stream"};
+    case acErrorUnknown:
+      return {"acErrorUnknown", "unknown error"};
+  }
+  return {"unrecognized error code", "unrecognized error code"};
+}
+
+}  // namespace
+
+extern "C" const char* acGetErrorName(acError_t error) {
+  return describe(static_cast<int>(error)).name;
+}
+
+extern "C" const char* acGetErrorString(acError_t error) {
+  return describe(static_cast<int>(error)).description;
+}

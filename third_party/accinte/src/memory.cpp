@@ -1,0 +1,228 @@
+// memory.cpp: acMalloc / acFree, pinned host memory, per-device capacity
+// accounting, acPointerGetAttributes and acMemGetInfo.
+//
+// Device memory is host memory owned by the runtime. Outside strict mode it
+// comes from posix_memalign; in strict mode every allocation is its own
+// page-rounded mmap, so it can be protected on its own (see access_window.cpp).
+// Pinned host memory is ordinary heap memory tracked by the registry; it is
+// not actually locked, since nothing here does DMA.
+#include "memory.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <utility>
+
+namespace accinte {
+namespace {
+
+// cudaMalloc guarantees 256-byte alignment; code tuned for it may rely on it.
+constexpr size_t kAlignment = 256;
+
+size_t pageSize() {
+  static const size_t kPage = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return kPage;
+}
+
+// Maps fresh memory for `a`. Returns false when the system has none.
+bool mapMemory(Allocation& a, bool strict) {
+  if (strict && a.type == acMemoryTypeDevice) {
+    const size_t page = pageSize();
+    if (a.size > SIZE_MAX - page) {
+      return false;
+    }
+    a.reserved = (a.size + page - 1) / page * page;
+    // Mapped writable first so that the commit charge is taken now, while
+    // failure can still be reported by acMalloc; dropping to PROT_NONE later
+    // keeps the charge, so reopening a window never runs out of memory.
+    void* p = mmap(nullptr, a.reserved, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    if (p == MAP_FAILED) {
+      return false;
+    }
+    a.base = p;
+    a.ownMapping = true;
+    return true;
+  }
+  a.reserved = a.size;
+  if (posix_memalign(&a.base, kAlignment, a.size) != 0) {
+    a.base = nullptr;  // not to be freed by ~Allocation
+    return false;
+  }
+  return true;
+}
+
+// Registers a new allocation of `size` bytes. For device memory the capacity
+// check, the mapping and the registration happen under one lock, so two
+// threads can never both fit into the last free bytes.
+acError_t allocate(void** out, size_t size, acMemoryType type, int device) {
+  if (out == nullptr) {
+    return acErrorInvalidValue;
+  }
+  if (size == 0) {
+    *out = nullptr;
+    return acSuccess;
+  }
+  auto a = std::make_shared<Allocation>();
+  a->size = size;
+  a->type = type;
+  a->device = device;
+
+  std::lock_guard<std::mutex> lock(allocationTableMutex());
+  AllocationTable& table = allocationTable();
+  if (type == acMemoryTypeDevice && size > config().deviceMemory - table.used[device]) {
+    return acErrorMemoryAllocation;
+  }
+  if (!mapMemory(*a, config().strict)) {
+    return acErrorMemoryAllocation;
+  }
+  // A new allocation is inaccessible unless a kernel window is open.
+  if (const acError_t e = updateProtection(*a); e != acSuccess) {
+    return e;  // `a` unmaps itself
+  }
+  table.byBase.emplace(reinterpret_cast<uintptr_t>(a->base), a);
+  if (type == acMemoryTypeDevice) {
+    table.used[device] += size;
+  }
+  markInitialized();
+  *out = a->base;
+  return acSuccess;
+}
+
+// Removes the allocation that starts exactly at `p` and has `type`. Returns
+// the registry's reference, or null (no such allocation). The memory itself
+// is released when the last reference (possibly a queued copy) is dropped.
+AllocationRef unregister(void* p, acMemoryType type) {
+  std::lock_guard<std::mutex> lock(allocationTableMutex());
+  AllocationTable& table = allocationTable();
+  const auto it = table.byBase.find(reinterpret_cast<uintptr_t>(p));
+  if (it == table.byBase.end() || it->second->type != type) {
+    return nullptr;
+  }
+  AllocationRef a = std::move(it->second);
+  table.byBase.erase(it);
+  if (type == acMemoryTypeDevice) {
+    table.used[a->device] -= a->size;
+  }
+  return a;
+}
+
+// The device allocation starting exactly at `p`, or null.
+AllocationRef findDeviceBase(void* p) {
+  AllocationRef a = findAllocation(p);
+  return a != nullptr && a->base == p && a->type == acMemoryTypeDevice ? a : nullptr;
+}
+
+}  // namespace
+
+Allocation::~Allocation() {
+  if (base == nullptr) {
+    return;
+  }
+  if (ownMapping) {
+    munmap(base, reserved);
+  } else {
+    std::free(base);
+  }
+}
+
+std::mutex& allocationTableMutex() {
+  static auto* mutex = new std::mutex();
+  return *mutex;
+}
+
+AllocationTable& allocationTable() {
+  static auto* table = [] {
+    auto* t = new AllocationTable();
+    t->used.assign(static_cast<size_t>(config().deviceCount), 0);
+    return t;
+  }();
+  return *table;
+}
+
+AllocationRef findAllocation(const void* p) {
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> lock(allocationTableMutex());
+  const auto& byBase = allocationTable().byBase;
+  auto it = byBase.upper_bound(at);  // first allocation starting after p
+  if (it == byBase.begin()) {
+    return nullptr;
+  }
+  --it;
+  const Allocation& a = *it->second;
+  return at - it->first < a.size ? it->second : nullptr;
+}
+
+}  // namespace accinte
+
+using namespace accinte;
+
+extern "C" {
+
+acError_t acMalloc(void** devPtr, size_t size) {
+  return apiCall([&] { return allocate(devPtr, size, acMemoryTypeDevice, currentDevice()); });
+}
+
+acError_t acFree(void* devPtr) {
+  return blockingApiCall([&] {
+    if (devPtr == nullptr) {
+      return acSuccess;
+    }
+    const AllocationRef a = findDeviceBase(devPtr);
+    if (a == nullptr) {
+      return acErrorInvalidDevicePointer;
+    }
+    // Like cudaFree: work already queued on the device may still use it.
+    waitDeviceIdle(a->device);
+    // Another thread may have freed it while we waited.
+    return unregister(devPtr, acMemoryTypeDevice) == a ? acSuccess
+                                                      : acErrorInvalidDevicePointer;
+  });
+}
+
+acError_t acMallocHost(void** ptr, size_t size) {
+  return apiCall([&] { return allocate(ptr, size, acMemoryTypeHost, -1); });
+}
+
+acError_t acFreeHost(void* ptr) {
+  return apiCall([&] {
+    if (ptr == nullptr) {
+      return acSuccess;
+    }
+    return unregister(ptr, acMemoryTypeHost) != nullptr ? acSuccess : acErrorInvalidHostPointer;
+  });
+}
+
+acError_t acPointerGetAttributes(acPointerAttributes* attributes, const void* ptr) {
+  return apiCall([&] {
+    if (attributes == nullptr) {
+      return acErrorInvalidValue;
+    }
+    // Unknown memory is not an error (CUDA 11+): it is plain host memory.
+    *attributes = acPointerAttributes{acMemoryTypeUnregistered, -1, nullptr, nullptr, 0};
+    if (const AllocationRef a = findAllocation(ptr)) {
+      attributes->type = a->type;
+      attributes->device = a->device;
+      attributes->devicePointer = const_cast<void*>(ptr);
+      attributes->basePointer = a->base;
+      attributes->size = a->size;
+    }
+    return acSuccess;
+  });
+}
+
+acError_t acMemGetInfo(size_t* free, size_t* total) {
+  return apiCall([&] {
+    if (free == nullptr || total == nullptr) {
+      return acErrorInvalidValue;
+    }
+    const int device = currentDevice();
+    std::lock_guard<std::mutex> lock(allocationTableMutex());
+    *total = config().deviceMemory;
+    *free = config().deviceMemory - allocationTable().used[device];
+    return acSuccess;
+  });
+}
+
+}  // extern "C"

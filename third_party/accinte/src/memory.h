@@ -1,0 +1,103 @@
+// memory.h: device and pinned allocations, their registry, and the strict-mode
+// access windows (internal).
+//
+// Every live allocation is owned by the registry through a shared reference.
+// Queued work that touches an allocation holds another reference, so memory
+// freed by the user while a copy is still queued on some stream (possibly a
+// stream of another device, which acFree does not wait for) stays mapped until
+// that copy has run. Capacity is returned at acFree itself.
+#ifndef ACCINTE_SRC_MEMORY_H_
+#define ACCINTE_SRC_MEMORY_H_
+
+#include "runtime.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+namespace accinte {
+
+// One acMalloc or acMallocHost block.
+struct Allocation {
+  void* base = nullptr;
+  size_t size = 0;           // bytes the caller asked for
+  size_t reserved = 0;       // bytes actually mapped (strict mode rounds to pages)
+  int device = -1;           // owning device; -1 for pinned host memory
+  acMemoryType type = acMemoryTypeDevice;
+  bool ownMapping = false;   // true: base came from mmap, else from posix_memalign
+
+  // Strict-mode protection, guarded by allocationTableMutex().
+  int windows = 0;           // open AccessWindows over this allocation
+  bool accessible = true;    // current protection is read/write
+
+  Allocation() = default;
+  Allocation(const Allocation&) = delete;
+  Allocation& operator=(const Allocation&) = delete;
+  ~Allocation();             // returns the memory to the system
+
+  bool contains(const void* p, size_t count) const {
+    const auto start = reinterpret_cast<uintptr_t>(base);
+    const auto at = reinterpret_cast<uintptr_t>(p);
+    return at >= start && at - start <= size && count <= size - (at - start);
+  }
+};
+
+using AllocationRef = std::shared_ptr<Allocation>;
+
+// The registry. Every field is guarded by allocationTableMutex().
+struct AllocationTable {
+  std::map<uintptr_t, AllocationRef> byBase;  // live allocations by base address
+  std::vector<size_t> used;                   // bytes allocated per device
+  int kernelWindows = 0;                      // open KernelAccessWindows (strict mode)
+};
+AllocationTable& allocationTable();
+
+// The live allocation containing `p` (interior pointers included), or null.
+// Takes allocationTableMutex().
+AllocationRef findAllocation(const void* p);
+
+// Strict mode: makes the allocation's protection match its windows (read/write
+// while any window covers it, PROT_NONE otherwise). Caller holds
+// allocationTableMutex(). acErrorMemoryAllocation if mprotect fails. A no-op
+// outside strict mode and for pinned host memory.
+acError_t updateProtection(Allocation& allocation);
+
+// RAII: while alive, host code may read and write the given allocations, as
+// the runtime's copies do. Windows are reference-counted per allocation, so
+// concurrent windows over one allocation nest: the first to open makes it
+// accessible, the last to close protects it again. Free outside strict mode.
+class AccessWindow {
+ public:
+  explicit AccessWindow(std::vector<AllocationRef> allocations);
+  ~AccessWindow();
+  AccessWindow(const AccessWindow&) = delete;
+  AccessWindow& operator=(const AccessWindow&) = delete;
+
+  // acSuccess, or why the window could not be opened (nothing is open then).
+  acError_t status() const { return status_; }
+
+ private:
+  std::vector<AllocationRef> opened_;
+  acError_t status_ = acSuccess;
+};
+
+// RAII: while alive, every device allocation is accessible, including ones
+// created meanwhile. Wraps a kernel, which may touch any device memory.
+class KernelAccessWindow {
+ public:
+  KernelAccessWindow();
+  ~KernelAccessWindow();
+  KernelAccessWindow(const KernelAccessWindow&) = delete;
+  KernelAccessWindow& operator=(const KernelAccessWindow&) = delete;
+
+  acError_t status() const { return status_; }
+
+ private:
+  bool open_ = false;
+  acError_t status_ = acSuccess;
+};
+
+}  // namespace accinte
+
+#endif  // ACCINTE_SRC_MEMORY_H_

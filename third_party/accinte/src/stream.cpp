@@ -1,0 +1,158 @@
+// stream.cpp: the Stream worker (one thread per stream running its queue in
+// order) and Completion, the signal an event record waits on.
+#include "stream.h"
+
+#include <pthread.h>
+
+#include <cstdio>
+#include <utility>
+
+namespace accinte {
+namespace {
+
+// The stream whose worker is the calling thread, if any.
+thread_local const Stream* tWorkerStream = nullptr;
+
+// Runs one task. Whatever it throws becomes a launch failure: a task may be
+// foreign code (a kernel or host function) and must never take the process
+// down with an exception escaping a thread.
+acError_t runTask(const Stream::Task& task) noexcept {
+  try {
+    return task();
+  } catch (...) {
+    return acErrorLaunchFailure;
+  }
+}
+
+}  // namespace
+
+bool onWorkerThread() {
+  return tWorkerStream != nullptr;
+}
+
+// ---- Completion -------------------------------------------------------------
+
+void Completion::complete() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    time_ = std::chrono::steady_clock::now();
+    done_ = true;
+  }
+  doneCv_.notify_all();
+}
+
+bool Completion::done() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return done_;
+}
+
+void Completion::wait() const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  doneCv_.wait(lock, [&] { return done_; });
+}
+
+std::chrono::steady_clock::time_point Completion::time() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return time_;
+}
+
+// ---- Stream -----------------------------------------------------------------
+
+Stream::Stream(int device, int priority, bool isDefault)
+    : device_(device), priority_(priority), isDefault_(isDefault) {
+  markInitialized();
+}
+
+Stream::~Stream() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  workCv_.notify_all();
+  if (worker_.joinable()) {
+    worker_.join();
+  }
+}
+
+void Stream::enqueue(Task task) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!worker_.joinable()) {
+      // Started lazily: most pool streams are never used. May throw
+      // std::system_error, before anything was queued.
+      worker_ = std::thread([this] { runWorker(); });
+    }
+    queue_.emplace_back(++issued_, std::move(task));
+  }
+  workCv_.notify_one();
+}
+
+std::shared_ptr<Completion> Stream::record() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  auto completion = std::make_shared<Completion>(weak_from_this(), issued_);
+  if (finished_ == issued_) {
+    // Nothing is pending: the record is complete now, without a round trip
+    // through the worker.
+    completion->complete();
+    return completion;
+  }
+  lock.unlock();
+  // Tasks queued by other threads in between land before the marker; the
+  // completion then covers them too, which only makes it later, never early.
+  enqueue([completion] {
+    completion->complete();
+    return acSuccess;
+  });
+  return completion;
+}
+
+bool Stream::idle() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return finished_ == issued_;
+}
+
+void Stream::waitIdle() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const uint64_t target = issued_;
+  doneCv_.wait(lock, [&] { return finished_ >= target; });
+}
+
+acError_t Stream::takeError(uint64_t upTo) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (error_ == acSuccess || errorTicket_ > upTo) {
+    return acSuccess;
+  }
+  return std::exchange(error_, acSuccess);
+}
+
+void Stream::runWorker() {
+  tWorkerStream = this;
+  char name[16];
+  std::snprintf(name, sizeof name, "accinte-dev%d", device_);
+  pthread_setname_np(pthread_self(), name);
+
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    workCv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+    if (queue_.empty()) {
+      return;  // stopping, and everything queued has run
+    }
+    auto [ticket, task] = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    const acError_t result = runTask(task);
+    // Release what the task captured (allocation references, user data
+    // owners) before reporting it finished, so a synchronized stream holds
+    // nothing.
+    task = nullptr;
+    lock.lock();
+    if (result != acSuccess && error_ == acSuccess) {
+      error_ = result;
+      errorTicket_ = ticket;
+    }
+    finished_ = ticket;
+    doneCv_.notify_all();
+  }
+}
+
+}  // namespace accinte

@@ -1,0 +1,119 @@
+// stream.h: a stream (its worker thread and queue) and the completion signal
+// that event records are made of (internal).
+#ifndef ACCINTE_SRC_STREAM_H_
+#define ACCINTE_SRC_STREAM_H_
+
+#include "runtime.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+namespace accinte {
+
+class Stream;
+
+// One event record: set once, when every task queued ahead of it on its
+// stream has finished. Shared by the event (latest record), the marker task
+// that sets it, and any stream told to wait for it, so it outlives all three
+// as needed.
+class Completion {
+ public:
+  Completion(std::weak_ptr<Stream> stream, uint64_t ticket)
+      : stream_(std::move(stream)), ticket_(ticket) {}
+
+  // Marks the record done and stamps the completion time. Wakes waiters.
+  void complete();
+  bool done() const;
+  // Blocks until done.
+  void wait() const;
+  // When the record completed; meaningful once done() is true.
+  std::chrono::steady_clock::time_point time() const;
+
+  // The recording stream (may be gone by now) and the ticket of the last task
+  // queued before the record: kernel errors up to it belong to the record.
+  const std::weak_ptr<Stream>& stream() const { return stream_; }
+  uint64_t ticket() const { return ticket_; }
+
+ private:
+  const std::weak_ptr<Stream> stream_;
+  const uint64_t ticket_;
+  mutable std::mutex mutex_;
+  mutable std::condition_variable doneCv_;
+  bool done_ = false;
+  std::chrono::steady_clock::time_point time_;
+};
+
+// A queue of tasks run in order by one worker thread, started at the first
+// enqueue. Every task gets a ticket (1, 2, ...) in queue order; the stream is
+// idle when the last ticket issued has *finished* running, not merely left the
+// queue. All members are thread-safe.
+class Stream : public std::enable_shared_from_this<Stream> {
+ public:
+  // A task returns acSuccess, or an asynchronous error that the stream keeps
+  // until a synchronizing call reports it.
+  using Task = std::function<acError_t()>;
+
+  Stream(int device, int priority, bool isDefault);
+  // Lets the worker drain the queue, then joins it. Never runs on the
+  // stream's own worker: no task owns a reference to its stream (records and
+  // waits hold weak ones), and acStreamDestroy, which holds a reference until
+  // the queue is drained, is refused on worker threads.
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  int device() const { return device_; }
+  int priority() const { return priority_; }
+  bool isDefault() const { return isDefault_; }
+  acStream_t handle() { return reinterpret_cast<acStream_t>(this); }
+
+  // Appends a task; returns at once.
+  void enqueue(Task task);
+  // Records an event: the returned completion is set once every task queued
+  // so far has finished; at once if the stream is idle.
+  std::shared_ptr<Completion> record();
+
+  // True when every task issued so far has finished.
+  bool idle() const;
+  // Blocks until every task queued before the call has finished.
+  void waitIdle();
+  // Returns and clears the pending asynchronous error if a task with a ticket
+  // <= `upTo` raised it; acSuccess otherwise. The first error wins until read.
+  acError_t takeError(uint64_t upTo = UINT64_MAX);
+
+ private:
+  void runWorker();
+
+  const int device_;
+  const int priority_;
+  const bool isDefault_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable workCv_;  // task queued, or stopping
+  std::condition_variable doneCv_;  // a task finished
+  std::deque<std::pair<uint64_t, Task>> queue_;
+  uint64_t issued_ = 0;    // tickets handed out
+  uint64_t finished_ = 0;  // tickets whose task has returned
+  acError_t error_ = acSuccess;
+  uint64_t errorTicket_ = 0;
+  bool stopping_ = false;
+  std::thread worker_;
+};
+
+// ---- the stream registry (stream_api.cpp) ----------------------------------
+
+// Resolves a handle from the C API: NULL names the current device's default
+// stream (created on first use); any other handle must be a live stream, else
+// acErrorInvalidResourceHandle. Handles are only compared, never dereferenced,
+// so a stale or garbage handle is detected safely.
+acError_t resolveStream(acStream_t handle, std::shared_ptr<Stream>* stream);
+
+}  // namespace accinte
+
+#endif  // ACCINTE_SRC_STREAM_H_

@@ -1,0 +1,273 @@
+// stream_api.cpp: the registry of live streams (which validates handles and
+// owns each device's lazily created default stream) and the stream C API:
+// create / destroy / query / synchronize, priorities, host functions and
+// kernel launches. acStreamWaitEvent lives with the events (event.cpp).
+#include "memory.h"
+#include "stream.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace accinte {
+namespace {
+
+// Stream priorities, as CUDA numbers them: lower is more urgent.
+constexpr int kLeastPriority = 0;
+constexpr int kGreatestPriority = -1;
+
+// acStreamNonBlocking in CUDA terms: the only flag, and a no-op here since
+// there is no legacy default stream that synchronizes with the others.
+constexpr unsigned kStreamNonBlocking = 0x1u;
+
+// Guarded by streamTableMutex().
+struct StreamTable {
+  std::unordered_map<acStream_t, std::shared_ptr<Stream>> live;  // every stream, by handle
+  std::vector<std::shared_ptr<Stream>> defaults;                 // per device, or null
+};
+
+StreamTable& streamTable() {
+  static auto* table = [] {
+    auto* t = new StreamTable();
+    t->defaults.resize(static_cast<size_t>(config().deviceCount));
+    return t;
+  }();
+  return *table;
+}
+
+std::shared_ptr<Stream> defaultStream(int device) {
+  std::lock_guard<std::mutex> lock(streamTableMutex());
+  StreamTable& table = streamTable();
+  std::shared_ptr<Stream>& slot = table.defaults[static_cast<size_t>(device)];
+  if (slot == nullptr) {
+    auto stream = std::make_shared<Stream>(device, kLeastPriority, /*isDefault=*/true);
+    table.live.emplace(stream->handle(), stream);
+    slot = std::move(stream);
+  }
+  return slot;
+}
+
+// A snapshot of the device's streams; streams created later are not waited
+// for, as with work submitted after cudaDeviceSynchronize began.
+std::vector<std::shared_ptr<Stream>> streamsOf(int device) {
+  std::vector<std::shared_ptr<Stream>> result;
+  std::lock_guard<std::mutex> lock(streamTableMutex());
+  for (const auto& entry : streamTable().live) {
+    if (entry.second->device() == device) {
+      result.push_back(entry.second);
+    }
+  }
+  return result;
+}
+
+// Common part of acLaunchHostFunc and acLaunchKernel.
+template <class Fn>
+acError_t launch(acStream_t handle, Fn* fn, Stream::Task task) {
+  if (fn == nullptr) {
+    return acErrorInvalidValue;
+  }
+  std::shared_ptr<Stream> stream;
+  if (const acError_t e = resolveStream(handle, &stream); e != acSuccess) {
+    return e;
+  }
+  stream->enqueue(std::move(task));
+  return acSuccess;
+}
+
+}  // namespace
+
+std::mutex& streamTableMutex() {
+  static auto* mutex = new std::mutex();
+  return *mutex;
+}
+
+acError_t resolveStream(acStream_t handle, std::shared_ptr<Stream>* stream) {
+  if (handle == nullptr) {
+    *stream = defaultStream(currentDevice());
+    return acSuccess;
+  }
+  std::lock_guard<std::mutex> lock(streamTableMutex());
+  const auto& live = streamTable().live;
+  const auto it = live.find(handle);
+  if (it == live.end()) {
+    return acErrorInvalidResourceHandle;
+  }
+  *stream = it->second;
+  return acSuccess;
+}
+
+void waitDeviceIdle(int device) {
+  for (const auto& stream : streamsOf(device)) {
+    stream->waitIdle();
+  }
+}
+
+acError_t synchronizeDevice(int device) {
+  const auto streams = streamsOf(device);
+  for (const auto& stream : streams) {
+    stream->waitIdle();
+  }
+  // Every stream's error is read (and so cleared); the first is reported.
+  acError_t first = acSuccess;
+  for (const auto& stream : streams) {
+    const acError_t e = stream->takeError();
+    if (first == acSuccess) {
+      first = e;
+    }
+  }
+  return first;
+}
+
+}  // namespace accinte
+
+using namespace accinte;
+
+extern "C" {
+
+acError_t acDeviceGetStreamPriorityRange(int* leastPriority, int* greatestPriority) {
+  return apiCall([&] {
+    // Either pointer may be NULL, as with CUDA.
+    if (leastPriority != nullptr) {
+      *leastPriority = kLeastPriority;
+    }
+    if (greatestPriority != nullptr) {
+      *greatestPriority = kGreatestPriority;
+    }
+    return acSuccess;
+  });
+}
+
+acError_t acStreamCreate(acStream_t* stream) {
+  return acStreamCreateWithPriority(stream, 0, kLeastPriority);
+}
+
+acError_t acStreamCreateWithPriority(acStream_t* stream, unsigned int flags, int priority) {
+  return apiCall([&] {
+    if (stream == nullptr || (flags & ~kStreamNonBlocking) != 0) {
+      return acErrorInvalidValue;
+    }
+    // Out-of-range priorities are clamped, not rejected, as CUDA does.
+    priority = std::clamp(priority, kGreatestPriority, kLeastPriority);
+    auto created = std::make_shared<Stream>(currentDevice(), priority, /*isDefault=*/false);
+    {
+      std::lock_guard<std::mutex> lock(streamTableMutex());
+      streamTable().live.emplace(created->handle(), created);
+    }
+    *stream = created->handle();
+    return acSuccess;
+  });
+}
+
+acError_t acStreamDestroy(acStream_t stream) {
+  return blockingApiCall([&] {
+    std::shared_ptr<Stream> doomed;
+    {
+      std::lock_guard<std::mutex> lock(streamTableMutex());
+      auto& live = streamTable().live;
+      const auto it = live.find(stream);
+      // The default streams (and NULL) cannot be destroyed.
+      if (it == live.end() || it->second->isDefault()) {
+        return acErrorInvalidResourceHandle;
+      }
+      doomed = std::move(it->second);
+      live.erase(it);
+    }
+    doomed->waitIdle();
+    // A kernel failure nobody synchronized on would otherwise vanish with
+    // the stream; report it here (the stream is destroyed regardless).
+    // `doomed` then joins the idle worker as it goes out of scope.
+    return doomed->takeError();
+  });
+}
+
+acError_t acStreamQuery(acStream_t stream) {
+  return apiCall([&] {
+    std::shared_ptr<Stream> s;
+    if (const acError_t e = resolveStream(stream, &s); e != acSuccess) {
+      return e;
+    }
+    return s->idle() ? acSuccess : acErrorNotReady;
+  });
+}
+
+acError_t acStreamSynchronize(acStream_t stream) {
+  return blockingApiCall([&] {
+    std::shared_ptr<Stream> s;
+    if (const acError_t e = resolveStream(stream, &s); e != acSuccess) {
+      return e;
+    }
+    s->waitIdle();
+    return s->takeError();
+  });
+}
+
+acError_t acStreamGetPriority(acStream_t stream, int* priority) {
+  return apiCall([&] {
+    if (priority == nullptr) {
+      return acErrorInvalidValue;
+    }
+    std::shared_ptr<Stream> s;
+    if (const acError_t e = resolveStream(stream, &s); e != acSuccess) {
+      return e;
+    }
+    *priority = s->priority();
+    return acSuccess;
+  });
+}
+
+acError_t acStreamGetDevice(acStream_t stream, int* device) {
+  return apiCall([&] {
+    if (device == nullptr) {
+      return acErrorInvalidValue;
+    }
+    if (stream == nullptr) {
+      *device = currentDevice();  // no need to create the default stream
+      return acSuccess;
+    }
+    std::shared_ptr<Stream> s;
+    if (const acError_t e = resolveStream(stream, &s); e != acSuccess) {
+      return e;
+    }
+    *device = s->device();
+    return acSuccess;
+  });
+}
+
+acError_t acDeviceGetDefaultStream(int device, acStream_t* stream) {
+  return apiCall([&] {
+    if (!isValidDevice(device)) {
+      return acErrorInvalidDevice;
+    }
+    if (stream == nullptr) {
+      return acErrorInvalidValue;
+    }
+    *stream = defaultStream(device)->handle();
+    return acSuccess;
+  });
+}
+
+acError_t acLaunchHostFunc(acStream_t stream, acHostFn_t fn, void* userData) {
+  return apiCall([&] {
+    return launch(stream, fn, [fn, userData] {
+      fn(userData);
+      return acSuccess;
+    });
+  });
+}
+
+acError_t acLaunchKernel(acStream_t stream, acKernelFn_t fn, void* userData) {
+  return apiCall([&] {
+    return launch(stream, fn, [fn, userData] {
+      // Opened when the kernel starts, not when it is queued: until then
+      // device memory stays protected.
+      const KernelAccessWindow window;
+      if (window.status() != acSuccess) {
+        return window.status();
+      }
+      return fn(userData) == 0 ? acSuccess : acErrorLaunchFailure;
+    });
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,207 @@
+"""torch.accinte: the accinte counterpart of ``torch.cuda``.
+
+Installed as ``torch.accinte`` by ``torch._register_device_module``. Device,
+stream and memory functions are thin wrappers over PyTorch's generic
+``torch.accelerator`` / ``torch.Stream`` machinery, which reaches the backend
+through its C++ guard, hooks and allocator; the few runtime facts those do not
+expose come from ``torch_accinte._C``. Each docstring names the runtime call
+(``libaccinte``) underneath.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+import torch
+from torch_accinte import _C
+
+from ._utils import _device_t, _get_device_index
+from .amp import get_amp_supported_dtype
+from .memory import (
+    empty_cache,
+    max_memory_allocated,
+    max_memory_reserved,
+    mem_get_info,
+    memory_allocated,
+    memory_reserved,
+    memory_stats,
+    reset_accumulated_memory_stats,
+    reset_peak_memory_stats,
+)
+from .random import (
+    get_rng_state,
+    get_rng_state_all,
+    initial_seed,
+    manual_seed,
+    manual_seed_all,
+    seed,
+    seed_all,
+    set_rng_state,
+    set_rng_state_all,
+)
+from .streams import Event, Stream, StreamContext, current_stream, default_stream, set_stream, stream
+
+__all__ = [
+    "Event", "Stream", "StreamContext", "current_device", "current_stream", "default_stream",
+    "device", "device_count", "device_of", "empty_cache", "get_amp_supported_dtype",
+    "get_device_capability", "get_device_name", "get_device_properties", "get_rng_state",
+    "get_rng_state_all", "init", "initial_seed", "is_available", "is_initialized",
+    "manual_seed", "manual_seed_all", "max_memory_allocated", "max_memory_reserved",
+    "mem_get_info", "memory_allocated", "memory_reserved", "memory_stats",
+    "reset_accumulated_memory_stats", "reset_peak_memory_stats", "seed", "seed_all",
+    "set_device", "set_rng_state", "set_rng_state_all", "set_stream", "stream", "synchronize",
+]
+
+# ---- lazy initialisation and fork safety (mirrors torch.cuda) ---------------
+
+_initialized = False
+_in_bad_fork = False
+_init_lock = threading.Lock()
+
+
+def _is_in_bad_fork() -> bool:
+    """True in a child forked from a process that had initialised accinte."""
+    return _in_bad_fork
+
+
+def is_initialized() -> bool:
+    """Whether the backend has been initialised in this process."""
+    return _initialized and not _in_bad_fork
+
+
+def _lazy_init() -> None:
+    """Initialises the backend on first use (PrivateUse1 hooks' ``init``).
+
+    Raises RuntimeError in a forked child of a process that had initialised
+    accinte: the runtime's streams and memory do not survive ``fork``.
+    """
+    global _initialized
+    if is_initialized():
+        return
+    with _init_lock:
+        if is_initialized():
+            return
+        if _in_bad_fork:
+            raise RuntimeError(
+                "Cannot re-initialize accinte in forked subprocess. To use accinte with "
+                "multiprocessing, you must use the 'spawn' start method"
+            )
+        _C._init()
+        _initialized = True
+
+
+def _after_fork_in_child() -> None:
+    global _initialized, _in_bad_fork
+    if _initialized:
+        _initialized = False
+        _in_bad_fork = True
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def init() -> None:
+    """Initialises accinte explicitly; a no-op when already initialised."""
+    _lazy_init()
+
+
+# ---- devices -------------------------------------------------------------------
+
+
+def is_available() -> bool:
+    """True when at least one accinte device exists (acGetDeviceCount > 0)."""
+    return device_count() > 0
+
+
+def device_count() -> int:
+    """Number of accinte devices (acGetDeviceCount, from ACCINTE_DEVICE_COUNT).
+
+    Does not initialise the backend, and returns 0 rather than raising when the
+    runtime is unusable."""
+    return _C._get_device_count()
+
+
+def current_device() -> int:
+    """Index of the calling thread's current device (acGetDevice)."""
+    _lazy_init()
+    return torch._C._accelerator_getDeviceIndex()
+
+
+def set_device(device: _device_t) -> None:
+    """Makes ``device`` current for the calling thread (acSetDevice)."""
+    if isinstance(device, int) and device < 0:
+        return  # negative indices select nothing, as in torch.cuda.set_device
+    _lazy_init()
+    torch._C._accelerator_setDeviceIndex(_get_device_index(device))
+
+
+class device:
+    """Context manager that makes ``device`` current, restoring the previous one."""
+
+    def __init__(self, device: Any):
+        # None or a negative index selects nothing, as in torch.cuda.device.
+        no_device = device is None or (isinstance(device, int) and device < 0)
+        self.idx = -1 if no_device else _get_device_index(device)
+        self.prev_idx = -1
+
+    def __enter__(self):
+        if self.idx >= 0:
+            _lazy_init()
+            self.prev_idx = torch._C._accelerator_exchangeDevice(self.idx)
+
+    def __exit__(self, *args: object) -> bool:
+        if self.idx >= 0:
+            torch._C._accelerator_maybeExchangeDevice(self.prev_idx)
+        return False
+
+
+class device_of(device):
+    """Context manager that makes the device of tensor ``obj`` current (no-op for CPU)."""
+
+    def __init__(self, obj: torch.Tensor):
+        super().__init__(obj.get_device() if obj.is_accinte else -1)
+
+
+def synchronize(device: _device_t = None) -> None:
+    """Waits for all work queued on every stream of ``device`` (acDeviceSynchronize)."""
+    _lazy_init()
+    torch._C._accelerator_synchronizeDevice(_get_device_index(device, optional=True))
+
+
+class _AccInteDeviceProperties:
+    """Properties of one device, as reported by acGetDeviceProperties."""
+
+    def __init__(self, props: dict[str, Any]):
+        self.name: str = props["name"]
+        self.total_memory: int = props["total_memory"]
+        self.major: int = props["major"]
+        self.minor: int = props["minor"]
+        self.multi_processor_count: int = props["multi_processor_count"]
+
+    def __repr__(self) -> str:
+        return (
+            f"_AccInteDeviceProperties(name='{self.name}', major={self.major}, "
+            f"minor={self.minor}, total_memory={self.total_memory // (1024 * 1024)}MB, "
+            f"multi_processor_count={self.multi_processor_count})"
+        )
+
+
+def get_device_properties(device: _device_t = None) -> _AccInteDeviceProperties:
+    """Name, memory and capability of ``device`` (acGetDeviceProperties)."""
+    _lazy_init()
+    return _AccInteDeviceProperties(
+        _C._get_device_properties(_get_device_index(device, optional=True))
+    )
+
+
+def get_device_name(device: _device_t = None) -> str:
+    """Name of ``device``."""
+    return get_device_properties(device).name
+
+
+def get_device_capability(device: _device_t = None) -> tuple[int, int]:
+    """(major, minor) compute capability of ``device``."""
+    props = get_device_properties(device)
+    return props.major, props.minor

@@ -1,0 +1,39 @@
+"""Device-argument parsing shared by torch.accinte (cf. torch.cuda._utils)."""
+
+from __future__ import annotations
+
+from typing import Union
+
+import torch
+
+_device_t = Union[torch.device, str, int, None]
+
+
+def _get_device_index(device: _device_t, optional: bool = False) -> int:
+    """Index of an accinte device given as int, str, torch.device or None.
+
+    None, "accinte" without an index and negative integers mean the current
+    device when ``optional`` is true. Raises ValueError for a device of another type and
+    RuntimeError naming the valid range for an index out of range.
+    """
+    if isinstance(device, str):
+        device = torch.device(device)
+    if isinstance(device, torch.device):
+        if device.type != "accinte":
+            raise ValueError(f"Expected an accinte device, but got: {device}")
+        device = device.index
+    if device is None or (isinstance(device, int) and device < 0 and optional):
+        if not optional:
+            raise ValueError("Expected an accinte device with a specified index, got None")
+        return torch._C._accelerator_getDeviceIndex()
+    if not isinstance(device, int):
+        raise ValueError(f"Cannot interpret {device!r} as an accinte device")
+    from torch_accinte import _C
+
+    count = _C._get_device_count()
+    if not 0 <= device < count:
+        raise RuntimeError(
+            f"Invalid accinte device index {device}: {count} device(s) available "
+            f"(valid indices are 0..{count - 1}; ACCINTE_DEVICE_COUNT sets the count)"
+        )
+    return device

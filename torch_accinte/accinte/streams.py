@@ -1,0 +1,115 @@
+"""Streams and events of accinte (cf. torch.cuda.streams).
+
+``Stream`` and ``Event`` are ``torch.Stream`` / ``torch.Event`` bound to the
+accinte device type; every method reaches the runtime through the backend's
+guard (AccInteGuardImpl): ``query`` -> acStreamQuery, ``synchronize`` ->
+acStreamSynchronize, ``wait_event`` -> acStreamWaitEvent, ``record`` ->
+acEventRecord, ``elapsed_time`` -> acEventElapsedTime.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ._utils import _device_t, _get_device_index
+
+# torch.Stream stores its device type as c10::DeviceType's integer value.
+_PRIVATEUSE1 = int(torch._C._autograd.DeviceType.PrivateUse1)
+
+
+class Stream(torch.Stream):
+    """An accinte stream: work queued on it runs in order, asynchronously.
+
+    ``Stream(device=None, priority=0)`` takes a stream from the device's pool;
+    priority -1 selects the high-priority pool. Each stream has its own worker
+    in the runtime and is busy until its last task has finished.
+    """
+
+    def __new__(cls, device: _device_t = None, priority: int = 0, **kwargs):
+        if "stream_id" in kwargs:  # re-wrapping an existing stream
+            return super().__new__(cls, **kwargs)
+        from . import _lazy_init
+
+        _lazy_init()
+        index = _get_device_index(device, optional=True)
+        return super().__new__(cls, device=torch.device("accinte", index), priority=priority)
+
+    def __repr__(self) -> str:
+        return f"<torch.accinte.Stream device={self.device} stream_id={self.stream_id}>"
+
+
+def _wrap(stream: torch.Stream) -> Stream:
+    return Stream(
+        stream_id=stream.stream_id,
+        device_index=stream.device_index,
+        device_type=stream.device_type,
+    )
+
+
+class Event(torch.Event):
+    """An accinte event: marks a point in a stream's work.
+
+    ``Event(enable_timing=False, blocking=False, interprocess=False)``; timing
+    is needed for ``elapsed_time`` (milliseconds between two recorded events).
+    """
+
+    def __new__(cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False):
+        return super().__new__(
+            cls, device="accinte", enable_timing=enable_timing, blocking=blocking,
+            interprocess=interprocess,
+        )
+
+    def __repr__(self) -> str:
+        return f"<torch.accinte.Event device={self.device}>"
+
+
+def current_stream(device: _device_t = None) -> Stream:
+    """The calling thread's current stream on ``device``."""
+    from . import _lazy_init
+
+    _lazy_init()
+    return _wrap(torch._C._accelerator_getStream(_get_device_index(device, optional=True)))
+
+
+def default_stream(device: _device_t = None) -> Stream:
+    """The default stream of ``device`` (stream id 0)."""
+    from . import _lazy_init
+
+    _lazy_init()
+    index = _get_device_index(device, optional=True)
+    return Stream(stream_id=0, device_index=index, device_type=_PRIVATEUSE1)
+
+
+def set_stream(stream: torch.Stream) -> None:
+    """Makes ``stream`` the current stream of its device for the calling thread."""
+    if stream is None:
+        return
+    torch._C._accelerator_setStream(stream)
+
+
+class StreamContext:
+    """Context manager that makes ``stream`` current on its device (and the
+    device current), restoring both on exit. ``None`` is a no-op."""
+
+    def __init__(self, stream: torch.Stream | None):
+        self.stream = stream
+        self.prev_stream = None
+        self.prev_device = -1
+
+    def __enter__(self):
+        if self.stream is None:
+            return
+        self.prev_device = torch._C._accelerator_exchangeDevice(self.stream.device_index)
+        self.prev_stream = torch._C._accelerator_getStream(self.stream.device_index)
+        torch._C._accelerator_setStream(self.stream)
+
+    def __exit__(self, *args: object) -> bool:
+        if self.stream is not None:
+            torch._C._accelerator_setStream(self.prev_stream)
+            torch._C._accelerator_maybeExchangeDevice(self.prev_device)
+        return False
+
+
+def stream(stream: torch.Stream | None) -> StreamContext:
+    """``with torch.accinte.stream(s):`` queues work on ``s``."""
+    return StreamContext(stream)

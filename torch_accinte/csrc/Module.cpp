@@ -1,0 +1,87 @@
+// libtorch_bindings.so: the Python glue. Builds the torch_accinte._C module
+// (its PyInit is the C stub in stub.c) and exposes the few runtime facts that
+// PyTorch's generic Python APIs (torch.accelerator, torch.Stream, ...) do not
+// already reach. Functions are named after the torch.cuda internals they
+// mirror (`_cuda_getDeviceCount` -> `_get_device_count`).
+#include <Python.h>
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <ATen/Context.h>
+#include <torch/csrc/Generator.h>
+
+#include <csrc/runtime/AccInteFunctions.h>
+#include <csrc/runtime/AccInteGenerator.h>
+
+namespace py = pybind11;
+
+namespace {
+
+// Releases the GIL around runtime calls that may block.
+using no_gil = py::call_guard<py::gil_scoped_release>;
+
+py::dict device_properties(c10::DeviceIndex device) {
+  const acDeviceProp prop = c10::accinte::get_device_properties(device);
+  py::dict d;
+  d["name"] = std::string(prop.name);
+  d["total_memory"] = prop.totalGlobalMem;
+  d["major"] = prop.major;
+  d["minor"] = prop.minor;
+  d["multi_processor_count"] = prop.multiProcessorCount;
+  return d;
+}
+
+void add_functions(py::module_& m) {
+  // c10 errors become the Python exceptions torch's own bindings would raise,
+  // without the C++ backtrace.
+  py::register_local_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) {
+        std::rethrow_exception(p);
+      }
+    } catch (const c10::OutOfMemoryError& e) {
+      PyErr_SetString(PyExc_MemoryError, e.what_without_backtrace());
+    } catch (const c10::Error& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what_without_backtrace());
+    }
+  });
+  m.def("_init", [] { at::globalContext().lazyInitDevice(c10::DeviceType::PrivateUse1); },
+        no_gil(), "Lazily initialises the backend (PrivateUse1 hooks' init).");
+  m.def("_get_device_count", &c10::accinte::device_count,
+        "Number of devices (acGetDeviceCount); 0 if the runtime is unusable.");
+  m.def("_get_device_properties", &device_properties, py::arg("device"),
+        "acGetDeviceProperties as a dict.");
+  m.def("_has_primary_context", &c10::accinte::has_primary_context, py::arg("device"),
+        "True once the device has been used in this process.");
+  m.def("_is_strict", [] { return acIsStrict() != 0; },
+        "True when ACCINTE_STRICT=1 makes device memory unreadable to the host.");
+  m.def(
+      "_get_default_generator",
+      [](c10::DeviceIndex device) {
+        const at::Generator& gen = c10::accinte::getDefaultAccInteGenerator(device);
+        return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(gen));
+      },
+      py::arg("device"), "The default torch.Generator of a device.");
+}
+
+} // namespace
+
+extern "C" C10_EXPORT PyObject* initModule() {
+  static PyModuleDef definition = {
+      PyModuleDef_HEAD_INIT, "torch_accinte._C", "accinte backend internals", -1, nullptr,
+      nullptr, nullptr, nullptr, nullptr};
+  PyObject* module = PyModule_Create(&definition);
+  if (module == nullptr) {
+    return nullptr;
+  }
+  try {
+    auto m = py::reinterpret_borrow<py::module_>(module);
+    add_functions(m);
+  } catch (py::error_already_set& e) {
+    e.restore();
+    Py_DECREF(module);
+    return nullptr;
+  }
+  return module;
+}

@@ -1,0 +1,10 @@
+/* The Python extension module torch_accinte._C. It holds no code of its own:
+ * importing it loads libtorch_bindings.so (and through it the core and the
+ * runtime), whose initModule builds the module object. */
+#include <Python.h>
+
+extern PyObject* initModule(void);
+
+PyMODINIT_FUNC PyInit__C(void) {
+  return initModule();
+}
