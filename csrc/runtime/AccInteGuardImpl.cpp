@@ -36,8 +36,14 @@ DeviceIndex AccInteGuardImpl::deviceCount() const noexcept {
 
 DeviceCapability AccInteGuardImpl::getDeviceCapability(Device d) const {
   check_device_index(d.index());
-  // Kernels run on the host CPU, which computes every dtype PyTorch has.
-  return DeviceCapability();
+  // Kernels run on the host CPU, which computes every dtype PyTorch has,
+  // except the quantized ones: accinte registers no QuantizedPrivateUse1
+  // kernels, so quantized tensors cannot be created on it.
+  DeviceCapability capability;
+  auto& types = capability.capability_data.supported_scalar_types;
+  types.has_QInt8 = types.has_QUInt8 = types.has_QInt32 = 0;
+  types.has_QUInt4x2 = types.has_QUInt2x4 = 0;
+  return capability;
 }
 
 void AccInteGuardImpl::synchronizeDevice(DeviceIndex device_index) const {

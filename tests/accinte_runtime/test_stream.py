@@ -7,7 +7,7 @@ import time
 import pytest
 
 from accinte_ctypes import (HOST_FN, KERNEL_FN, Err, Gate, Recorder, check, malloc,
-                            read_device, stream_create)
+                            read_device, run_ok, stream_create)
 
 
 @pytest.fixture
@@ -195,7 +195,12 @@ def test_host_function_receives_user_data(ac, stream):
 
 def test_kernel_writes_device_memory(ac, stream):
     d = malloc(ac, 8)
-    fn = KERNEL_FN(lambda data: ctypes.memmove(d, b"kernel!!", 8) and 0)
+
+    def kernel(_):
+        ctypes.memmove(d, b"kernel!!", 8)
+        return 0
+
+    fn = KERNEL_FN(kernel)
     check(ac.acLaunchKernel(stream, fn, None))
     check(ac.acStreamSynchronize(stream))
     assert read_device(ac, d, 8) == b"kernel!!"
@@ -260,3 +265,20 @@ def test_blocking_calls_are_refused_inside_stream_work(ac, stream):
     check(ac.acStreamSynchronize(stream))
     assert results == {"sync": Err.NotSupported, "device": Err.NotSupported,
                        "query": Err.NotReady}
+
+
+def test_process_exits_while_a_worker_is_busy():
+    # The runtime is never torn down at exit, so exit neither waits for nor
+    # deadlocks with a worker that is still running (here a 5 s usleep from
+    # libc, queued as a host function).
+    begin = time.monotonic()
+    run_ok("""
+        libc = ctypes.CDLL(None)
+        stream = stream_create(ac)
+        check(ac.acLaunchHostFunc(stream, ctypes.cast(libc.usleep, HOST_FN), 5_000_000))
+        idle = stream_create(ac)                 # a parked worker, too
+        check(ac.acLaunchHostFunc(idle, ctypes.cast(libc.getpid, HOST_FN), None))
+        check(ac.acStreamSynchronize(idle))
+        assert ac.acStreamQuery(stream) == Err.NotReady
+    """, timeout=30)
+    assert time.monotonic() - begin < 4

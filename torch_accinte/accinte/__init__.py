@@ -170,6 +170,14 @@ def synchronize(device: _device_t = None) -> None:
     torch._C._accelerator_synchronizeDevice(_get_device_index(device, optional=True))
 
 
+def _sleep(ms: int) -> None:
+    """Keeps the current stream busy for ``ms`` milliseconds (cf. torch.cuda._sleep).
+
+    For tests and demos of asynchronous execution: returns at once."""
+    _lazy_init()
+    _C._sleep(int(ms))
+
+
 class _AccInteDeviceProperties:
     """Properties of one device, as reported by acGetDeviceProperties."""
 

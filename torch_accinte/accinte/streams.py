@@ -59,6 +59,17 @@ class Event(torch.Event):
             interprocess=interprocess,
         )
 
+    def elapsed_time(self, end_event: torch.Event) -> float:
+        """Milliseconds from this event to ``end_event`` (acEventElapsedTime).
+
+        Both must have been created with ``enable_timing=True`` and completed.
+        (torch.Event.elapsed_time accepts only exact torch.Event objects, so the
+        subclass asks the runtime directly, by the events' native handles.)
+        """
+        from torch_accinte import _C
+
+        return _C._event_elapsed_time(self.event_id, end_event.event_id)
+
     def __repr__(self) -> str:
         return f"<torch.accinte.Event device={self.device}>"
 

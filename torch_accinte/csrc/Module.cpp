@@ -10,9 +10,18 @@
 
 #include <ATen/Context.h>
 #include <torch/csrc/Generator.h>
+#include <torch/csrc/utils/device_lazy_init.h>
 
+#include <pthread.h>
+
+#include <chrono>
+#include <thread>
+
+#include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGenerator.h>
+#include <csrc/runtime/AccInteKernel.h>
+#include <csrc/runtime/AccInteStream.h>
 
 namespace py = pybind11;
 
@@ -20,6 +29,27 @@ namespace {
 
 // Releases the GIL around runtime calls that may block.
 using no_gil = py::call_guard<py::gil_scoped_release>;
+
+// In a forked child, make torch call torch.accinte._lazy_init() again on the
+// next device use, so the child gets Python's "use the 'spawn' start method"
+// error instead of whatever the runtime says first (torch.cuda does the same).
+void forked_child() {
+  torch::utils::set_requires_device_init(at::kPrivateUse1, true);
+}
+
+void lazy_init() {
+  static std::once_flag fork_handler;
+  std::call_once(fork_handler, [] { pthread_atfork(nullptr, nullptr, &forked_child); });
+  at::globalContext().lazyInitDevice(c10::DeviceType::PrivateUse1);
+}
+
+// Keeps the current stream busy for `ms` milliseconds: the way tests prove that
+// work is asynchronous (torch.cuda._sleep's counterpart).
+void sleep_on_current_stream(int64_t ms) {
+  c10::accinte::launch_kernel(c10::accinte::getCurrentAccInteStream(), [ms] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  });
+}
 
 py::dict device_properties(c10::DeviceIndex device) {
   const acDeviceProp prop = c10::accinte::get_device_properties(device);
@@ -46,8 +76,7 @@ void add_functions(py::module_& m) {
       PyErr_SetString(PyExc_RuntimeError, e.what_without_backtrace());
     }
   });
-  m.def("_init", [] { at::globalContext().lazyInitDevice(c10::DeviceType::PrivateUse1); },
-        no_gil(), "Lazily initialises the backend (PrivateUse1 hooks' init).");
+  m.def("_init", &lazy_init, no_gil(), "Lazily initialises the backend (PrivateUse1 hooks' init).");
   m.def("_get_device_count", &c10::accinte::device_count,
         "Number of devices (acGetDeviceCount); 0 if the runtime is unusable.");
   m.def("_get_device_properties", &device_properties, py::arg("device"),
@@ -56,6 +85,23 @@ void add_functions(py::module_& m) {
         "True once the device has been used in this process.");
   m.def("_is_strict", [] { return acIsStrict() != 0; },
         "True when ACCINTE_STRICT=1 makes device memory unreadable to the host.");
+  m.def("_sleep", &sleep_on_current_stream, py::arg("ms"),
+        "Queues a kernel that sleeps `ms` milliseconds on the current stream.");
+  m.def(
+      "_event_elapsed_time",
+      [](uintptr_t start, uintptr_t end) {
+        TORCH_CHECK(start != 0 && end != 0,
+                    "Both events must be recorded before calculating elapsed time.");
+        float ms = 0;
+        {
+          py::gil_scoped_release no_gil;
+          ACCINTE_CHECK(acEventElapsedTime(&ms, reinterpret_cast<acEvent_t>(start),
+                                           reinterpret_cast<acEvent_t>(end)));
+        }
+        return ms;
+      },
+      py::arg("start"), py::arg("end"),
+      "acEventElapsedTime on two events given by their torch.Event.event_id.");
   m.def(
       "_get_default_generator",
       [](c10::DeviceIndex device) {

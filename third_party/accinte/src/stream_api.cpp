@@ -17,10 +17,6 @@ namespace {
 constexpr int kLeastPriority = 0;
 constexpr int kGreatestPriority = -1;
 
-// acStreamNonBlocking in CUDA terms: the only flag, and a no-op here since
-// there is no legacy default stream that synchronizes with the others.
-constexpr unsigned kStreamNonBlocking = 0x1u;
-
 // Guarded by streamTableMutex().
 struct StreamTable {
   std::unordered_map<acStream_t, std::shared_ptr<Stream>> live;  // every stream, by handle
@@ -144,7 +140,9 @@ acError_t acStreamCreate(acStream_t* stream) {
 
 acError_t acStreamCreateWithPriority(acStream_t* stream, unsigned int flags, int priority) {
   return apiCall([&] {
-    if (stream == nullptr || (flags & ~kStreamNonBlocking) != 0) {
+    // acStreamNonBlocking is the only flag, and a no-op: there is no legacy
+    // default stream that would synchronize with this one.
+    if (stream == nullptr || (flags & ~acStreamNonBlocking) != 0) {
       return acErrorInvalidValue;
     }
     // Out-of-range priorities are clamped, not rejected, as CUDA does.

@@ -18,7 +18,7 @@
  * Environment:
  *   ACCINTE_DEVICE_COUNT   number of devices (default 2, at most 64)
  *   ACCINTE_DEVICE_MEMORY  capacity of each device in bytes, with an optional
- *                          K/M/G suffix (default 4G)
+ *                          K/M/G/T suffix (default 4G)
  *   ACCINTE_STRICT         1: device memory is unreadable to host code
  *
  * Errors: calls return a specific code (never a generic one when a specific
@@ -26,6 +26,11 @@
  * the next call that waits on that stream (acStreamSynchronize,
  * acEventSynchronize, acDeviceSynchronize), then cleared, as CUDA reports
  * non-sticky asynchronous errors.
+ *
+ * Threads: every call may be made from any host thread. Host functions and
+ * kernels run on stream worker threads; there, calls that wait for streams
+ * (the *Synchronize calls, acFree, acMemcpy, acMemset, acStreamDestroy) fail
+ * with acErrorNotSupported instead of deadlocking.
  */
 #ifndef ACCINTE_ACCINTE_H_
 #define ACCINTE_ACCINTE_H_
@@ -110,6 +115,12 @@ typedef int (*acKernelFn_t)(void* userData);
 #define acEventDefault 0x0u
 #define acEventDisableTiming 0x2u
 
+/* Stream flags (cudaStream*). There is no legacy default stream that
+ * synchronizes with other streams, so NonBlocking is accepted and changes
+ * nothing. */
+#define acStreamDefault 0x0u
+#define acStreamNonBlocking 0x1u
+
 /* ---- errors -------------------------------------------------------------- */
 ACCINTE_API const char* acGetErrorString(acError_t error);
 ACCINTE_API const char* acGetErrorName(acError_t error);
@@ -141,10 +152,15 @@ ACCINTE_API ACCINTE_NODISCARD acError_t acFreeHost(void* ptr);
 /* Classifies any pointer, including one inside an allocation. */
 ACCINTE_API ACCINTE_NODISCARD acError_t acPointerGetAttributes(acPointerAttributes* attributes,
                                                              const void* ptr);
-/* Synchronous copy: returns when the bytes have landed. */
+/* Synchronous copy: first waits for every stream of each device it touches,
+ * then copies on the calling thread and returns when the bytes have landed.
+ * acErrorInvalidMemcpyDirection if `kind` contradicts the pointers,
+ * acErrorInvalidValue if a device range runs past its allocation. count 0 is
+ * a no-op. */
 ACCINTE_API ACCINTE_NODISCARD acError_t acMemcpy(void* dst, const void* src, size_t count,
                                                acMemcpyKind kind);
-/* Queued on `stream`; returns at once. */
+/* Validated now, queued on `stream` (NULL: the current device's default
+ * stream); returns at once. Host buffers must stay valid until it has run. */
 ACCINTE_API ACCINTE_NODISCARD acError_t acMemcpyAsync(void* dst, const void* src, size_t count,
                                                     acMemcpyKind kind, acStream_t stream);
 ACCINTE_API ACCINTE_NODISCARD acError_t acMemset(void* devPtr, int value, size_t count);
@@ -157,7 +173,9 @@ ACCINTE_API ACCINTE_NODISCARD acError_t acStreamCreate(acStream_t* stream);
 ACCINTE_API ACCINTE_NODISCARD acError_t acStreamCreateWithPriority(acStream_t* stream,
                                                                  unsigned int flags,
                                                                  int priority);
-/* Releases the stream once its queued work has finished. */
+/* Waits for the stream's queued work, then releases it. Returns a kernel
+ * failure the stream had not reported yet (the stream is destroyed anyway).
+ * Default streams cannot be destroyed (acErrorInvalidResourceHandle). */
 ACCINTE_API ACCINTE_NODISCARD acError_t acStreamDestroy(acStream_t stream);
 /* acSuccess when idle, acErrorNotReady while a task is queued or running. */
 ACCINTE_API ACCINTE_NODISCARD acError_t acStreamQuery(acStream_t stream);
@@ -182,12 +200,17 @@ ACCINTE_API ACCINTE_NODISCARD acError_t acEventCreate(acEvent_t* event);
 ACCINTE_API ACCINTE_NODISCARD acError_t acEventCreateWithFlags(acEvent_t* event,
                                                              unsigned int flags);
 ACCINTE_API ACCINTE_NODISCARD acError_t acEventDestroy(acEvent_t event);
-/* Captures the work queued on `stream` so far; completes when it finishes. */
+/* Captures the work queued on `stream` so far; completes when it finishes.
+ * As in CUDA, the stream must belong to the device that was current when the
+ * event was created (acErrorInvalidResourceHandle otherwise). */
 ACCINTE_API ACCINTE_NODISCARD acError_t acEventRecord(acEvent_t event, acStream_t stream);
 /* acSuccess when the latest record completed (or none was made). */
 ACCINTE_API ACCINTE_NODISCARD acError_t acEventQuery(acEvent_t event);
 ACCINTE_API ACCINTE_NODISCARD acError_t acEventSynchronize(acEvent_t event);
-/* Milliseconds between two completed records made with timing enabled. */
+/* Milliseconds between two completed records made with timing enabled.
+ * acErrorNotReady if either record has not completed;
+ * acErrorInvalidResourceHandle if either event was never recorded or was
+ * created with acEventDisableTiming (as CUDA answers). */
 ACCINTE_API ACCINTE_NODISCARD acError_t acEventElapsedTime(float* ms, acEvent_t start,
                                                          acEvent_t end);
 

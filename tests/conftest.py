@@ -1,0 +1,28 @@
+"""Shared fixtures: tests run against the installed torch_accinte.
+
+Tests that need a fresh process (environment variables read once at start-up,
+fork, faults) use `run_python`, which runs a script in a child interpreter and
+returns the CompletedProcess.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+
+@pytest.fixture
+def run_python():
+    def run(source: str, env: dict[str, str] | None = None, timeout: float = 120):
+        full_env = dict(os.environ)
+        full_env.update(env or {})
+        return subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(source)],
+            env=full_env, capture_output=True, text=True, timeout=timeout,
+        )
+
+    return run
