@@ -6,18 +6,35 @@ libraries, names the PrivateUse1 backend ``accinte``, installs
 ``torch.accinte`` and generates the ``Tensor.accinte()``-style methods.
 """
 
-import torch
-
-from torch_accinte import _C  # noqa: F401  (loads the libraries and their registrations)
-from torch_accinte import accinte
-
-__all__ = ["accinte"]
-
+# Defined before anything is imported: `import torch_accinte` first imports
+# torch, whose own import autoloads this package again. torch then finds the
+# partly imported module here and calls `_autoload` on it; that call must
+# succeed and do nothing, since registration completes at the end of this file.
 _registered = False
 
 
+def _autoload() -> None:
+    """Entry point named in pyproject.toml (group ``torch.backends``).
+
+    Registration happens when this package is imported, so this only has to
+    exist and be re-entrant. With ``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` torch
+    skips it and ``import torch_accinte`` registers the backend explicitly.
+    """
+    if _registered or "_register_backend" not in globals():
+        return
+    _register_backend()
+
+
+import torch  # noqa: E402
+
+from torch_accinte import _C  # noqa: E402,F401  (loads the libraries and their registrations)
+from torch_accinte import accinte  # noqa: E402
+
+__all__ = ["accinte"]
+
+
 def _register_backend() -> None:
-    """Registers accinte with torch, once per process (safe to call again)."""
+    """Registers accinte with torch, once per process."""
     global _registered
     if _registered:
         return
@@ -30,14 +47,3 @@ def _register_backend() -> None:
 
 
 _register_backend()
-
-
-def _autoload() -> None:
-    """Entry point named in pyproject.toml (group ``torch.backends``).
-
-    torch imports this module while ``import torch`` runs, so registration
-    already happened at import time; calling again is a no-op. Set
-    ``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` to turn autoloading off, then
-    ``import torch_accinte`` registers the backend explicitly.
-    """
-    _register_backend()

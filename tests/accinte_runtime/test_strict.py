@@ -3,6 +3,7 @@
 Every test runs in a fresh interpreter, since ACCINTE_STRICT is read once.
 """
 
+import os
 import signal
 import subprocess
 import sys
@@ -125,14 +126,10 @@ def test_runtime_suites_pass_under_strict_mode():
     # The other suites never read device memory from the host directly, so
     # they must pass unchanged against a strict runtime; in strict mode freed
     # memory is unmapped, which also checks that queued copies keep it alive.
-    env = {"ACCINTE_LIBRARY": str(library_path()), "ACCINTE_STRICT": "1"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ACCINTE_")}
+    env.update(ACCINTE_LIBRARY=str(library_path()), ACCINTE_STRICT="1")
     files = [str(HERE / f"test_{name}.py") for name in ("memory", "copy", "stream", "event")]
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *files],
-        env={**_clean_environment(), **env}, capture_output=True, text=True, timeout=300)
+        env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
-
-
-def _clean_environment():
-    import os
-    return {k: v for k, v in os.environ.items() if not k.startswith("ACCINTE_")}

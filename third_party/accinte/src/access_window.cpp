@@ -108,7 +108,7 @@ KernelAccessWindow::~KernelAccessWindow() {
   AllocationTable& table = allocationTable();
   --table.kernelWindows;
   for (auto& entry : table.byBase) {
-    (void)updateProtection(*entry.second);
+    (void)updateProtection(*entry.second);  // on failure: see ~AccessWindow
   }
 }
 

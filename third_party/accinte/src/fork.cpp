@@ -45,7 +45,12 @@ void afterForkInChild() {
 // Registers the handlers when the library is loaded, so that even the first
 // fork after load is observed.
 struct ForkHandlers {
-  ForkHandlers() { pthread_atfork(prepareFork, releaseAfterFork, afterForkInChild); }
+  ForkHandlers() {
+    // pthread_atfork fails only with ENOMEM, while the library is being
+    // loaded; there is no caller to tell, so the failure is deliberately
+    // ignored: the runtime works, only a forked child would go unrefused.
+    (void)pthread_atfork(prepareFork, releaseAfterFork, afterForkInChild);
+  }
 };
 const ForkHandlers gForkHandlers;
 

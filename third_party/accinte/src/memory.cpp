@@ -121,7 +121,7 @@ Allocation::~Allocation() {
     return;
   }
   if (ownMapping) {
-    munmap(base, reserved);
+    (void)munmap(base, reserved);  // cannot fail: exactly what mmap returned
   } else {
     std::free(base);
   }

@@ -117,10 +117,12 @@ acError_t apiCall(Body&& body) noexcept {
 // worker thread (see onWorkerThread).
 template <class Body>
 acError_t blockingApiCall(Body&& body) noexcept {
-  if (onWorkerThread() && !inPoisonedChild()) {
-    return acErrorNotSupported;
-  }
-  return apiCall(static_cast<Body&&>(body));
+  return apiCall([&]() -> acError_t {
+    if (onWorkerThread()) {
+      return acErrorNotSupported;
+    }
+    return body();
+  });
 }
 
 }  // namespace accinte

@@ -129,7 +129,7 @@ void Stream::runWorker() {
   tWorkerStream = this;
   char name[16];
   std::snprintf(name, sizeof name, "accinte-dev%d", device_);
-  pthread_setname_np(pthread_self(), name);
+  (void)pthread_setname_np(pthread_self(), name);  // cosmetic: for debuggers and top
 
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
