@@ -61,9 +61,36 @@ def test_explicit_generator():
     g.manual_seed(42)
     b = torch.randn(8, device="accinte", generator=g)
     assert torch.equal(a.cpu(), b.cpu())
-    # Same engine and seed as a CPU generator: the same numbers as the CPU.
-    assert torch.equal(a.cpu(), torch.randn(8, generator=torch.Generator().manual_seed(42)))
+    g.manual_seed(43)
+    assert not torch.equal(torch.randn(8, device="accinte", generator=g).cpu(), a.cpu())
     assert torch.Generator(device="accinte:1").device == torch.device("accinte:1")
+    with pytest.raises(RuntimeError, match="Expected a generator on accinte"):
+        torch.randn(3, device="accinte", generator=torch.Generator())
+
+
+def test_state_is_seed_and_offset():
+    torch.accinte.manual_seed(9)
+    state = torch.accinte.get_rng_state()
+    assert state.dtype == torch.uint8 and state.numel() == 16
+    assert state[:8].view(torch.int64).item() == 9 and state[8:].view(torch.int64).item() == 0
+    torch.rand(3, device="accinte")
+    assert torch.accinte.get_rng_state()[8:].view(torch.int64).item() == 1
+    with pytest.raises(RuntimeError, match="16 bytes"):
+        torch.accinte.set_rng_state(torch.zeros(5, dtype=torch.uint8))
+
+
+def test_numbers_are_fixed_at_launch_not_when_the_kernel_runs():
+    torch.accinte.manual_seed(1)
+    expected_1 = torch.rand(4, device="accinte").cpu()
+    torch.accinte.manual_seed(2)
+    expected_2 = torch.rand(4, device="accinte").cpu()
+    torch.accinte._sleep(200)  # the next kernels wait behind this
+    torch.accinte.manual_seed(1)
+    a = torch.rand(4, device="accinte")
+    torch.accinte.manual_seed(2)  # re-seeds while `a` has not been drawn yet
+    b = torch.rand(4, device="accinte")
+    assert not torch.accinte.current_stream().query()
+    assert torch.equal(a.cpu(), expected_1) and torch.equal(b.cpu(), expected_2)
 
 
 def test_seed_and_seed_all_reseed_randomly():

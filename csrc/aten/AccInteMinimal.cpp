@@ -39,7 +39,7 @@ TORCH_LIBRARY_IMPL(aten, Negative, m) {
 
 // LITERALINCLUDE START: FALLBACK REGISTRATION
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
-  m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&accinte_fallback>());
 }
 // LITERALINCLUDE END: FALLBACK REGISTRATION
 

@@ -1,60 +1,88 @@
 #include <csrc/runtime/AccInteGenerator.h>
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
 #include <csrc/runtime/AccInteFunctions.h>
 
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 namespace c10::accinte {
+namespace {
+
+constexpr size_t kStateSize = 2 * sizeof(uint64_t);
+
+// SplitMix64: spreads (seed, offset) pairs over the engine's seed space.
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+} // namespace
 
 AccInteGeneratorImpl::AccInteGeneratorImpl(DeviceIndex device, uint64_t seed)
     : c10::GeneratorImpl(Device(DeviceType::PrivateUse1, device),
                          DispatchKeySet(DispatchKey::PrivateUse1)),
-      engine_(at::detail::createCPUGenerator(seed)) {}
+      seed_(seed) {}
 
-// Each forwarding method locks the engine: kernels running on a stream lock
-// it while they draw numbers.
 void AccInteGeneratorImpl::set_current_seed(uint64_t seed) {
-  std::lock_guard<std::mutex> lock(engine_.mutex());
-  engine_.set_current_seed(seed);
+  seed_ = seed;
+  offset_ = 0;
 }
 
 void AccInteGeneratorImpl::set_offset(uint64_t offset) {
-  std::lock_guard<std::mutex> lock(engine_.mutex());
-  engine_.set_offset(offset);
+  offset_ = offset;
 }
 
 uint64_t AccInteGeneratorImpl::get_offset() const {
-  std::lock_guard<std::mutex> lock(engine_.mutex());
-  return engine_.get_offset();
+  return offset_;
 }
 
 uint64_t AccInteGeneratorImpl::current_seed() const {
-  std::lock_guard<std::mutex> lock(engine_.mutex());
-  return engine_.current_seed();
+  return seed_;
 }
 
 uint64_t AccInteGeneratorImpl::seed() {
-  std::lock_guard<std::mutex> lock(engine_.mutex());
-  return engine_.seed();
+  const uint64_t random = c10::detail::getNonDeterministicRandom();
+  set_current_seed(random);
+  return random;
 }
 
 void AccInteGeneratorImpl::set_state(const c10::TensorImpl& new_state) {
-  std::lock_guard<std::mutex> lock(engine_.mutex());
-  engine_.unsafeGetGeneratorImpl()->set_state(new_state);
+  TORCH_CHECK(new_state.dtype() == caffe2::TypeMeta::Make<uint8_t>() &&
+                  static_cast<size_t>(new_state.numel()) == kStateSize,
+              "accinte RNG state must be a ByteTensor of ", kStateSize,
+              " bytes (seed, offset), got ", new_state.numel(), " elements of ",
+              new_state.dtype());
+  TORCH_CHECK(new_state.device().is_cpu(), "accinte RNG state must be a CPU tensor");
+  const auto* bytes = static_cast<const uint8_t*>(new_state.data());
+  std::memcpy(&seed_, bytes, sizeof(uint64_t));
+  std::memcpy(&offset_, bytes + sizeof(uint64_t), sizeof(uint64_t));
 }
 
 c10::intrusive_ptr<c10::TensorImpl> AccInteGeneratorImpl::get_state() const {
-  std::lock_guard<std::mutex> lock(engine_.mutex());
-  return engine_.unsafeGetGeneratorImpl()->get_state();
+  at::Tensor state = at::empty({static_cast<int64_t>(kStateSize)}, at::kByte);
+  auto* bytes = state.data_ptr<uint8_t>();
+  std::memcpy(bytes, &seed_, sizeof(uint64_t));
+  std::memcpy(bytes + sizeof(uint64_t), &offset_, sizeof(uint64_t));
+  return state.getIntrusivePtr();
+}
+
+at::Generator AccInteGeneratorImpl::next_kernel_engine() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const uint64_t engine_seed = mix(seed_ ^ mix(offset_));
+  offset_ += 1;
+  return at::detail::createCPUGenerator(engine_seed);
 }
 
 AccInteGeneratorImpl* AccInteGeneratorImpl::clone_impl() const {
-  auto* copy = new AccInteGeneratorImpl(device().index());
-  std::lock_guard<std::mutex> lock(engine_.mutex());
-  copy->engine_ = engine_.clone();
+  auto* copy = new AccInteGeneratorImpl(device().index(), seed_);
+  copy->offset_ = offset_;
   return copy;
 }
 

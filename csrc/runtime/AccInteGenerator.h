@@ -1,11 +1,15 @@
 #pragma once
 // AccInteGeneratorImpl: the random number generator of an accinte device.
 //
-// Kernels of this backend are CPU kernels running on the device's memory, and
-// CPU kernels only accept CPU generators (at::check_generator compares device
-// types). So an accinte generator owns a CPU generator, its engine: seeding
-// and state go to the engine, and the operator fallback hands the engine to
-// the CPU kernel. State round-trips in the CPU generator's format.
+// Note [accinte random numbers]
+// Random kernels run later, on a stream, but which numbers they draw must be
+// fixed when they are launched: re-seeding or reading the state on the host
+// while earlier kernels are still queued must not change what those kernels
+// draw. So, like CUDA's Philox generator, an accinte generator is a counter:
+// its state is (seed, offset), and each random kernel takes the next offset
+// at launch and draws from its own CPU engine seeded from (seed, offset)
+// (CPU kernels accept only CPU generators). A sequence of random operators is
+// therefore reproducible from the seed alone, whatever the timing.
 
 #include <ATen/core/Generator.h>
 #include <c10/core/GeneratorImpl.h>
@@ -17,23 +21,27 @@ struct C10_EXPORT AccInteGeneratorImpl final : public c10::GeneratorImpl {
   explicit AccInteGeneratorImpl(DeviceIndex device,
                                 uint64_t seed = c10::default_rng_seed_val);
 
-  void set_current_seed(uint64_t seed) override;
+  // The GeneratorImpl interface. Callers hold mutex_ (see Note [Acquire lock
+  // when using random generators]); these methods do not lock.
+  void set_current_seed(uint64_t seed) override;  ///< also resets the offset to 0
   void set_offset(uint64_t offset) override;
   uint64_t get_offset() const override;
   uint64_t current_seed() const override;
-  uint64_t seed() override;
+  uint64_t seed() override;  ///< a non-deterministic seed, set and returned
+  /// State: 16 bytes, the seed then the offset (uint64 each, native order).
   void set_state(const c10::TensorImpl& new_state) override;
   c10::intrusive_ptr<c10::TensorImpl> get_state() const override;
 
   static DeviceType device_type() { return DeviceType::PrivateUse1; }
 
-  /// The CPU generator that CPU kernels draw from on this device's behalf.
-  const at::Generator& engine() const { return engine_; }
+  /// For one random kernel: a CPU generator seeded from (seed, offset), after
+  /// which the offset advances by one. Locks mutex_.
+  at::Generator next_kernel_engine();
 
  private:
   AccInteGeneratorImpl* clone_impl() const override;
-  // mutable: const readers still lock the engine's mutex.
-  mutable at::Generator engine_;
+  uint64_t seed_;
+  uint64_t offset_ = 0;
 };
 
 /// The default generator of `device` (-1: current device), created on first use.

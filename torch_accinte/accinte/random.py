@@ -1,8 +1,9 @@
 """Random number generation on accinte (cf. torch.cuda.random).
 
 Each device has its own default generator (AccInteGeneratorImpl), independent
-of the CPU's and of the other devices'. Its state has the CPU generator's
-format, because accinte kernels draw from a CPU engine.
+of the CPU's and of the other devices'. Like CUDA's, it is a counter: its state
+is 16 bytes, the seed and the offset, and each random kernel takes the next
+offset when it is launched (see Note [accinte random numbers]).
 """
 
 from __future__ import annotations

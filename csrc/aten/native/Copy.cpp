@@ -9,7 +9,8 @@
 // the pinned block is kept from reuse until the stream is done with it.
 #include <csrc/aten/native/Minimal.h>
 
-#include <ATen/ops/from_blob.h>
+#include <csrc/aten/native/CpuAlias.h>
+
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <csrc/runtime/AccInteEvent.h>
@@ -19,7 +20,6 @@
 #include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>
 
-#include <vector>
 
 namespace at::native::accinte {
 
@@ -29,29 +29,6 @@ using c10::accinte::AccInteStream;
 using c10::accinte::getCurrentAccInteStream;
 
 namespace {
-
-// What a kernel needs to see a tensor's memory, without owning it (see
-// AccInteKernel.h for why kernels must not own device tensors).
-struct StridedView {
-  explicit StridedView(const at::Tensor& t)
-      : data(t.data_ptr()), sizes(t.sizes().vec()), strides(t.strides().vec()),
-        dtype(t.scalar_type()), conj(t.is_conj()), neg(t.is_neg()) {}
-
-  // A CPU tensor aliasing the same bytes; only valid inside a kernel.
-  at::Tensor as_cpu() const {
-    at::Tensor t = at::from_blob(data, sizes, strides, at::TensorOptions().dtype(dtype));
-    t._set_conj(conj);
-    t._set_neg(neg);
-    return t;
-  }
-
-  void* data;
-  std::vector<int64_t> sizes;
-  std::vector<int64_t> strides;
-  at::ScalarType dtype;
-  bool conj;
-  bool neg;
-};
 
 // True when the copy is a plain byte copy of one dense span.
 bool is_bytewise_copy(const at::Tensor& src, const at::Tensor& dst) {
@@ -68,10 +45,13 @@ void enqueue_copy(const AccInteStream& stream, const at::Tensor& src, const at::
                                 acMemcpyDefault, stream.stream()));
     return;
   }
-  c10::accinte::launch_kernel(stream, [from = StridedView(src), to = StridedView(dst)] {
+  // Host-side sources are owned by the kernel, so the caller may drop them.
+  at::Tensor from = src.is_privateuseone() ? cpu_alias(src) : src;
+  at::Tensor to = dst.is_privateuseone() ? cpu_alias(dst) : dst;
+  c10::accinte::launch_kernel(stream, [from = std::move(from), to = std::move(to)]() mutable {
     // Plain CPU computation: no autograd bookkeeping on the worker thread.
     c10::impl::ExcludeDispatchKeyGuard no_autograd(c10::autograd_dispatch_keyset_with_ADInplaceOrView);
-    to.as_cpu().copy_(from.as_cpu());
+    to.copy_(from);
   });
 }
 

@@ -1,12 +1,48 @@
+// Note [accinte fallback]
+// ~~~~~~~~~~~~~~~~~~~~~~~
+// accinte has no kernels of its own beyond a handful: every other operator
+// runs the CPU kernel. Device memory is host memory, so the CPU kernel can
+// work on it in place, through CPU aliases of the device tensors
+// (CpuAlias.h), and it does so as a kernel on the current stream, like a
+// real device kernel: the calling thread returns as soon as the work is
+// queued. That needs three things to be known before the kernel runs:
+//
+//   1. output shapes: the operator's Meta kernel computes them from shapes
+//      alone (on meta mirrors of the arguments), and validates the call, so
+//      shape and dtype errors are raised synchronously, at the call;
+//   2. output memory: fresh outputs are allocated on the device up front and
+//      the kernel calls the operator's out= overload to write into them (or,
+//      without one, copies the CPU result in); outputs that are views of an
+//      argument are built as views, with no kernel at all; mutated arguments
+//      are resized first if the Meta kernel resized their mirrors;
+//   3. randomness: random operators get this device's generator (its CPU
+//      engine), never the CPU's default one.
+//
+// Operators whose output shapes depend on data (nonzero, unique,
+// masked_select, ...), that have no Meta kernel, or whose Meta kernel fails
+// take the synchronous path instead: PyTorch's cpu_fallback, which copies
+// the arguments to the host (waiting for the stream), runs the CPU kernel
+// and copies results back. It is also the path that reports the real error
+// when the call is invalid.
 #include <csrc/aten/native/Fallback.h>
 
+#include <ATen/EmptyTensor.h>
 #include <ATen/native/CPUFallback.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 
+#include <csrc/aten/native/CpuAlias.h>
+#include <csrc/aten/native/OpPlan.h>
+#include <csrc/runtime/AccInteDeviceAllocator.h>
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGenerator.h>
+#include <csrc/runtime/AccInteGuard.h>
+#include <csrc/runtime/AccInteKernel.h>
+#include <csrc/runtime/AccInteStream.h>
 
 namespace at::native::accinte {
 namespace {
+
+using c10::IValue;
 
 bool is_generator_type(const c10::TypePtr& type) {
   if (type->kind() == c10::TypeKind::GeneratorType) {
@@ -17,57 +53,291 @@ bool is_generator_type(const c10::TypePtr& type) {
          optional->getElementType()->kind() == c10::TypeKind::GeneratorType;
 }
 
-// The accinte device an operator runs on: that of its first accinte tensor,
-// else its `device` argument, else the current device.
-c10::DeviceIndex target_device(c10::ArrayRef<c10::IValue> arguments) {
-  for (const auto& value : arguments) {
-    if (value.isTensor() && value.toTensor().defined() && value.toTensor().is_privateuseone()) {
-      return value.toTensor().device().index();
-    }
-    if (value.isTensorList()) {
-      for (const at::Tensor& t : value.toTensorVector()) {
-        if (t.defined() && t.is_privateuseone()) {
-          return t.device().index();
-        }
+// Applies `f` to every tensor in an argument (a tensor, or a list of tensors
+// or optional tensors).
+template <typename F>
+void for_each_tensor(const IValue& value, F&& f) {
+  if (value.isTensor()) {
+    f(value.toTensor());
+  } else if (value.isList()) {
+    for (const IValue& element : value.toListRef()) {
+      if (element.isTensor()) {
+        f(element.toTensor());
       }
     }
   }
-  for (const auto& value : arguments) {
-    if (value.isDevice() && value.toDevice().is_privateuseone() && value.toDevice().has_index()) {
-      return value.toDevice().index();
-    }
-  }
-  return c10::accinte::current_device();
 }
 
-void substitute_generators(const c10::FunctionSchema& schema, torch::jit::Stack* stack) {
+// Rebuilds an argument with every tensor mapped through `f`.
+template <typename F>
+IValue map_tensors(const IValue& value, F&& f) {
+  if (value.isTensor()) {
+    return f(value.toTensor());
+  }
+  if (value.isList()) {
+    const c10::List<IValue> list = value.toList();
+    c10::impl::GenericList mapped(list.elementType());
+    mapped.reserve(list.size());
+    for (const IValue& element : list) {
+      mapped.push_back(element.isTensor() ? IValue(f(element.toTensor())) : element);
+    }
+    return mapped;
+  }
+  return value;
+}
+
+// The accinte device the call runs on. Raises the same-device error for
+// tensors on two accinte devices, or a host tensor with elements (0-dim host
+// tensors are scalars and allowed, as on CUDA).
+c10::Device target_device(const OpPlan& plan, c10::ArrayRef<IValue> args) {
+  std::optional<c10::Device> device;
+  std::optional<c10::Device> host;
+  for (const IValue& value : args) {
+    for_each_tensor(value, [&](const at::Tensor& t) {
+      if (!t.defined()) {
+        return;
+      }
+      if (t.is_privateuseone()) {
+        TORCH_CHECK(!device || *device == t.device(),
+                    "Expected all tensors to be on the same device, but found at least two "
+                    "devices, ", *device, " and ", t.device(), "!");
+        device = t.device();
+      } else if (t.dim() > 0 && !plan.accepts_host_tensors) {
+        host = t.device();
+      }
+    });
+  }
+  if (device && host) {
+    TORCH_CHECK(false, "Expected all tensors to be on the same device, but found at least two "
+                "devices, ", *device, " and ", *host, "!");
+  }
+  if (device) {
+    return *device;
+  }
+  for (const IValue& value : args) {
+    if (value.isDevice() && value.toDevice().is_privateuseone() && value.toDevice().has_index()) {
+      return value.toDevice();
+    }
+  }
+  return {c10::DeviceType::PrivateUse1, c10::accinte::current_device()};
+}
+
+// Gives a random operator the engine of its device's generator for this one
+// call (see Note [accinte random numbers]): a missing generator means the
+// device's default one.
+void substitute_generators(const c10::FunctionSchema& schema, torch::jit::Stack& stack,
+                           size_t first, c10::DeviceIndex device) {
   const auto& formals = schema.arguments();
-  const size_t first = stack->size() - formals.size();
-  std::optional<c10::DeviceIndex> device;
   for (size_t i = 0; i < formals.size(); ++i) {
     if (!is_generator_type(formals[i].type())) {
       continue;
     }
-    c10::IValue& value = (*stack)[first + i];
-    if (value.isNone()) {
-      if (!device) {
-        device = target_device(c10::ArrayRef<c10::IValue>(*stack).slice(first));
-      }
-      value = c10::accinte::getDefaultAccInteGenerator(*device)
-                  .get<c10::accinte::AccInteGeneratorImpl>()
-                  ->engine();
-    } else if (value.isGenerator() && value.toGenerator().device().is_privateuseone()) {
-      value = value.toGenerator().get<c10::accinte::AccInteGeneratorImpl>()->engine();
+    IValue& value = stack[first + i];
+    at::Generator generator = value.isNone() ? c10::accinte::getDefaultAccInteGenerator(device)
+                                             : value.toGenerator();
+    TORCH_CHECK(generator.device().is_privateuseone(),
+                "Expected a generator on accinte, but got one on ", generator.device());
+    value = generator.get<c10::accinte::AccInteGeneratorImpl>()->next_kernel_engine();
+  }
+}
+
+// A meta tensor with the same storage size, sizes, strides, offset, dtype and
+// math bits as `t`, so the Meta kernel sees exactly what the CPU kernel will.
+at::Tensor meta_mirror(const at::Tensor& t) {
+  if (!t.defined()) {
+    return t;
+  }
+  c10::Storage storage(c10::Storage::use_byte_size_t(), t.storage().nbytes(),
+                       c10::DataPtr(nullptr, c10::Device(c10::kMeta)),
+                       c10::GetAllocator(c10::kMeta), /*resizable=*/true);
+  auto impl = c10::make_intrusive<c10::TensorImpl>(
+      std::move(storage), c10::DispatchKeySet(c10::DispatchKey::Meta), t.dtype());
+  impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
+  if (t.unsafeGetTensorImpl()->is_wrapped_number()) {
+    impl->set_wrapped_number(true); // keeps Python-scalar type promotion
+  }
+  at::Tensor mirror(std::move(impl));
+  mirror._set_conj(t.is_conj());
+  mirror._set_neg(t.is_neg());
+  return mirror;
+}
+
+// A device tensor laid out as `meta` says, sharing `base`'s storage.
+at::Tensor view_of(const at::Tensor& base, const at::Tensor& meta) {
+  auto impl = c10::make_intrusive<c10::TensorImpl>(c10::TensorImpl::VIEW,
+                                                   c10::Storage(base.storage()),
+                                                   base.key_set(), meta.dtype());
+  impl->set_sizes_and_strides(meta.sizes(), meta.strides(), meta.storage_offset());
+  at::Tensor view(std::move(impl));
+  view._set_conj(meta.is_conj());
+  view._set_neg(meta.is_neg());
+  return view;
+}
+
+at::Tensor empty_like_meta(const at::Tensor& meta) {
+  return at::detail::empty_strided_generic(
+      meta.sizes(), meta.strides(), c10::accinte::getDeviceAllocator(),
+      c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), meta.scalar_type());
+}
+
+// Brings a mutated device argument to the shape its meta mirror ended with.
+void match_layout(const at::Tensor& device_tensor, const at::Tensor& meta) {
+  if (device_tensor.sizes() == meta.sizes() && device_tensor.strides() == meta.strides()) {
+    return;
+  }
+  device_tensor.resize_(meta.sizes());
+  if (device_tensor.strides() != meta.strides()) {
+    device_tensor.as_strided_(meta.sizes(), meta.strides(), device_tensor.storage_offset());
+  }
+}
+
+// Runs `op` as a kernel on the current stream (see the Note). Returns false,
+// having changed nothing, when the call must take the synchronous path.
+bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::Stack* stack) {
+  const auto& schema = op.schema();
+  const size_t num_args = schema.arguments().size();
+  const size_t first = stack->size() - num_args;
+  const c10::ArrayRef<IValue> args(stack->data() + first, num_args);
+  const c10::Device device = target_device(plan, args);
+
+  // 1. Shapes and validation from the Meta kernel.
+  torch::jit::Stack meta_stack;
+  meta_stack.reserve(num_args);
+  std::vector<IValue> mirrors(num_args); // meta mirrors of mutated arguments
+  for (size_t i = 0; i < num_args; ++i) {
+    const IValue& value = args[i];
+    if (value.isGenerator()) {
+      meta_stack.emplace_back(); // Meta kernels draw nothing
+    } else if (value.isDevice() && value.toDevice().is_privateuseone()) {
+      meta_stack.emplace_back(c10::Device(c10::kMeta));
+    } else {
+      meta_stack.push_back(map_tensors(value, meta_mirror));
+    }
+    mirrors[i] = meta_stack.back();
+  }
+  try {
+    op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &meta_stack);
+  } catch (const std::exception&) {
+    return false;
+  }
+
+  // 2. Device outputs.
+  c10::accinte::AccInteGuard guard(device.index());
+  for (const int j : plan.mutated_args) {
+    if (args[j].isTensor() && args[j].toTensor().defined()) {
+      match_layout(args[j].toTensor(), mirrors[j].toTensor());
     }
   }
+  std::vector<IValue> results;
+  std::vector<IValue> fresh; // device outputs the kernel writes, in return order
+  for (size_t i = 0; i < plan.returns.size(); ++i) {
+    const OpPlan::ReturnInfo& ret = plan.returns[i];
+    const IValue& meta = meta_stack[i];
+    switch (ret.kind) {
+      case OpPlan::Return::kMutated:
+        results.push_back(args[ret.arg]);
+        break;
+      case OpPlan::Return::kView:
+        results.push_back(view_of(args[ret.arg].toTensor(), meta.toTensor()));
+        break;
+      case OpPlan::Return::kFresh:
+        fresh.push_back(map_tensors(meta, empty_like_meta));
+        results.push_back(fresh.back());
+        break;
+    }
+  }
+
+  // 3. The kernel: CPU aliases of device tensors, host tensors owned.
+  // Outputs (fresh ones and mutated arguments) get resizable aliases plus a
+  // fixed "home" alias each, see resizable_cpu_alias.
+  std::vector<std::pair<at::Tensor, at::Tensor>> outputs; // (working alias, home)
+  const auto output_alias = [&outputs](const at::Tensor& t) {
+    if (!t.defined() || !t.is_privateuseone()) {
+      return t;
+    }
+    outputs.emplace_back(resizable_cpu_alias(t), cpu_alias(t));
+    return outputs.back().first;
+  };
+  const auto input_alias = [](const at::Tensor& t) {
+    return t.defined() && t.is_privateuseone() ? cpu_alias(t) : t;
+  };
+  torch::jit::Stack cpu_stack;
+  cpu_stack.reserve(num_args + fresh.size());
+  for (size_t i = 0; i < num_args; ++i) {
+    const IValue& value = args[i];
+    const bool mutated = std::find(plan.mutated_args.begin(), plan.mutated_args.end(),
+                                   static_cast<int>(i)) != plan.mutated_args.end();
+    if (value.isDevice() && value.toDevice().is_privateuseone()) {
+      cpu_stack.emplace_back(c10::Device(c10::kCPU));
+    } else {
+      cpu_stack.push_back(mutated ? map_tensors(value, output_alias)
+                                  : map_tensors(value, input_alias));
+    }
+  }
+  substitute_generators(schema, cpu_stack, 0, device.index());
+  std::vector<IValue> targets;
+  for (const IValue& out : fresh) {
+    targets.push_back(map_tensors(out, output_alias));
+  }
+  const bool copy_results = !fresh.empty() && !plan.out_variant;
+  c10::OperatorHandle kernel_op = op;
+  if (!fresh.empty() && plan.out_variant) {
+    kernel_op = *plan.out_variant;
+    cpu_stack.insert(cpu_stack.end(), targets.begin(), targets.end());
+    targets.clear();
+  }
+  c10::accinte::launch_kernel(
+      c10::accinte::getCurrentAccInteStream(device.index()),
+      [kernel_op, cpu_stack = std::move(cpu_stack), targets = std::move(targets),
+       outputs = std::move(outputs), copy_results]() mutable {
+        c10::impl::ExcludeDispatchKeyGuard no_autograd(
+            c10::autograd_dispatch_keyset_with_ADInplaceOrView);
+        kernel_op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu_stack);
+        if (copy_results) {
+          for (size_t i = 0; i < targets.size(); ++i) {
+            if (targets[i].isTensor()) {
+              targets[i].toTensor().copy_(cpu_stack[i].toTensor());
+            } else {
+              const auto outs = targets[i].toListRef();
+              const auto got = cpu_stack[i].toListRef();
+              for (size_t k = 0; k < outs.size(); ++k) {
+                outs[k].toTensor().copy_(got[k].toTensor());
+              }
+            }
+          }
+        }
+        for (const auto& [working, home] : outputs) {
+          settle(working, home);
+        }
+      });
+
+  torch::jit::drop(*stack, num_args);
+  stack->insert(stack->end(), std::make_move_iterator(results.begin()),
+                std::make_move_iterator(results.end()));
+  return true;
+}
+
+void run_sync(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto& schema = op.schema();
+  const size_t num_args = schema.arguments().size();
+  const size_t first = stack->size() - num_args;
+  const OpPlan& plan = plan_for(op);
+  const c10::Device device =
+      target_device(plan, c10::ArrayRef<IValue>(stack->data() + first, num_args));
+  substitute_generators(schema, *stack, first, device.index());
+  c10::accinte::AccInteGuard guard(device.index());
+  at::native::cpu_fallback(op, stack);
 }
 
 } // namespace
 
 // LITERALINCLUDE START: FALLBACK GLOBAL
-void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  substitute_generators(op.schema(), stack);
-  at::native::cpu_fallback(op, stack);
+void accinte_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const OpPlan& plan = plan_for(op);
+  if (plan.can_run_async && run_async(op, plan, stack)) {
+    return;
+  }
+  run_sync(op, stack);
 }
 // LITERALINCLUDE END: FALLBACK GLOBAL
 

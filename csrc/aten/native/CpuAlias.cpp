@@ -1,0 +1,45 @@
+#include <csrc/aten/native/CpuAlias.h>
+
+#include <ATen/ops/from_blob.h>
+
+namespace at::native::accinte {
+
+namespace {
+
+at::Tensor make_alias(const at::Tensor& t, bool resizable) {
+  at::Tensor alias =
+      resizable ? at::for_blob(t.data_ptr(), t.sizes())
+                      .strides(t.strides())
+                      .options(at::TensorOptions().dtype(t.scalar_type()))
+                      .allocator(c10::GetAllocator(c10::kCPU))
+                      .resizeable_storage()
+                      .make_tensor()
+                : at::for_blob(t.data_ptr(), t.sizes())
+                      .strides(t.strides())
+                      .options(at::TensorOptions().dtype(t.scalar_type()))
+                      .make_tensor();
+  alias._set_conj(t.is_conj());
+  alias._set_neg(t.is_neg());
+  return alias;
+}
+
+} // namespace
+
+at::Tensor cpu_alias(const at::Tensor& t) {
+  return make_alias(t, /*resizable=*/false);
+}
+
+at::Tensor resizable_cpu_alias(const at::Tensor& t) {
+  return make_alias(t, /*resizable=*/true);
+}
+
+void settle(const at::Tensor& out, const at::Tensor& home) {
+  if (out.data_ptr() == home.data_ptr() && out.sizes() == home.sizes() &&
+      out.strides() == home.strides()) {
+    return;
+  }
+  // Same memory, other layout: copy through a temporary, never in place.
+  home.copy_(out.data_ptr() == home.data_ptr() ? out.clone() : out);
+}
+
+} // namespace at::native::accinte

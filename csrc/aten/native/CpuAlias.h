@@ -1,0 +1,30 @@
+#pragma once
+// CPU views of device memory: how accinte kernels compute.
+//
+// Device memory is host memory owned by the runtime, so a CPU tensor that
+// points at a device tensor's bytes lets a CPU kernel read and write the
+// device tensor in place. Such an alias owns nothing: it is only valid inside
+// a kernel running on a stream (see AccInteKernel.h), where the runtime's
+// access window makes device memory readable even in strict mode, and while
+// stream order keeps the device memory alive.
+
+#include <ATen/core/Tensor.h>
+
+namespace at::native::accinte {
+
+/// A CPU tensor aliasing `t`'s elements (same sizes, strides, dtype,
+/// conjugate and negative bits). `t` must be an accinte tensor; building the
+/// alias does not touch device memory.
+at::Tensor cpu_alias(const at::Tensor& t);
+
+/// An output alias for a CPU kernel that may resize its output on the way
+/// (some out= kernels use `out` as scratch space of another shape): the
+/// storage is resizable and grows into ordinary host memory, after which
+/// `settle` must bring the final value home.
+at::Tensor resizable_cpu_alias(const at::Tensor& t);
+
+/// After a kernel: if `out` (from resizable_cpu_alias) no longer lies where
+/// `home` (from cpu_alias of the same tensor) does, copies it there.
+void settle(const at::Tensor& out, const at::Tensor& home);
+
+} // namespace at::native::accinte

@@ -1,0 +1,147 @@
+#include <csrc/aten/native/OpPlan.h>
+
+#include <c10/util/flat_hash_map.h>
+
+#include <memory>
+#include <shared_mutex>
+#include <string_view>
+#include <unordered_set>
+
+namespace at::native::accinte {
+namespace {
+
+// Operators whose output shapes depend on the values of their inputs: they
+// must wait for their inputs, so they always take the synchronous path.
+bool is_data_dependent(std::string_view name) {
+  static const std::unordered_set<std::string_view> ops = {
+      "aten::nonzero", "aten::argwhere", "aten::masked_select", "aten::unique_dim",
+      "aten::_unique", "aten::_unique2", "aten::unique_consecutive", "aten::unique_dim_consecutive",
+      "aten::repeat_interleave", "aten::bincount", "aten::histc", "aten::histogram",
+      "aten::_histogramdd_from_bin_cts", "aten::_histogramdd_bin_edges", "aten::equal",
+      "aten::is_nonzero", "aten::_local_scalar_dense", "aten::item", "aten::_assert_async",
+      "aten::_assert_async.msg", "aten::_linalg_check_errors", "aten::segment_reduce",
+      "aten::_nested_tensor_from_mask", "aten::to_sparse", "aten::_to_sparse",
+  };
+  return ops.count(name) > 0;
+}
+
+bool is_tensor_type(const c10::TypePtr& type) {
+  return type->kind() == c10::TypeKind::TensorType;
+}
+
+bool is_tensor_list_type(const c10::TypePtr& type) {
+  const auto* list = type->castRaw<c10::ListType>();
+  return list != nullptr && list->getElementType()->kind() == c10::TypeKind::TensorType;
+}
+
+// The argument whose alias set a return shares, or -1.
+int aliased_argument(const c10::FunctionSchema& schema, const c10::Argument& ret) {
+  const c10::AliasInfo* info = ret.alias_info();
+  if (info == nullptr) {
+    return -1;
+  }
+  const auto& args = schema.arguments();
+  for (size_t i = 0; i < args.size(); ++i) {
+    const c10::AliasInfo* arg_info = args[i].alias_info();
+    if (arg_info != nullptr && arg_info->beforeSets() == info->beforeSets()) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+// The out= overload of a functional operator: same leading arguments, then
+// one output argument per return.
+std::optional<c10::OperatorHandle> find_out_variant(const c10::FunctionSchema& schema) {
+  static const auto* by_name = [] {
+    auto* index = new ska::flat_hash_map<std::string, std::vector<c10::OperatorName>>();
+    for (const auto& name : c10::Dispatcher::singleton().getAllOpNames()) {
+      (*index)[name.name].push_back(name);
+    }
+    return index;
+  }();
+  const auto found = by_name->find(schema.name());
+  if (found == by_name->end()) {
+    return std::nullopt;
+  }
+  const auto& args = schema.arguments();
+  for (const auto& name : found->second) {
+    auto handle = c10::Dispatcher::singleton().findSchema(name);
+    if (!handle) {
+      continue;
+    }
+    const auto& candidate = handle->schema();
+    const auto& cargs = candidate.arguments();
+    if (cargs.size() != args.size() + schema.returns().size()) {
+      continue;
+    }
+    bool matches = true;
+    for (size_t i = 0; i < args.size() && matches; ++i) {
+      matches = cargs[i].name() == args[i].name() && *cargs[i].type() == *args[i].type() &&
+                !cargs[i].is_out();
+    }
+    for (size_t i = args.size(); i < cargs.size() && matches; ++i) {
+      matches = cargs[i].is_out() &&
+                cargs[i].type()->kind() == schema.returns()[i - args.size()].type()->kind();
+    }
+    if (matches) {
+      return handle;
+    }
+  }
+  return std::nullopt;
+}
+
+std::unique_ptr<OpPlan> make_plan(const c10::OperatorHandle& op) {
+  auto plan = std::make_unique<OpPlan>();
+  const auto& schema = op.schema();
+  const auto& args = schema.arguments();
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].alias_info() != nullptr && args[i].alias_info()->isWrite()) {
+      plan->mutated_args.push_back(static_cast<int>(i));
+    }
+  }
+  bool returns_only_tensors = true;
+  bool has_fresh_return = false;
+  for (const auto& ret : schema.returns()) {
+    OpPlan::ReturnInfo info;
+    info.is_list = is_tensor_list_type(ret.type());
+    returns_only_tensors &= info.is_list || is_tensor_type(ret.type());
+    info.arg = aliased_argument(schema, ret);
+    if (info.arg >= 0) {
+      info.kind = ret.alias_info()->isWrite() ? OpPlan::Return::kMutated : OpPlan::Return::kView;
+    } else {
+      has_fresh_return = true;
+    }
+    plan->returns.push_back(info);
+  }
+  const std::string& name = schema.name();
+  plan->accepts_host_tensors = name == "aten::index" || name == "aten::index_put_" ||
+                               name == "aten::_index_put_impl_" || name == "aten::index_put";
+  plan->can_run_async = returns_only_tensors && !is_data_dependent(name) &&
+                        !is_data_dependent(name + "." + schema.overload_name()) &&
+                        op.hasKernelForDispatchKey(c10::DispatchKey::Meta);
+  if (plan->can_run_async && has_fresh_return) {
+    plan->out_variant = find_out_variant(schema);
+  }
+  return plan;
+}
+
+} // namespace
+
+const OpPlan& plan_for(const c10::OperatorHandle& op) {
+  static std::shared_mutex mutex;
+  static ska::flat_hash_map<c10::OperatorHandle, std::unique_ptr<OpPlan>> plans;
+  {
+    std::shared_lock<std::shared_mutex> lock(mutex);
+    auto it = plans.find(op);
+    if (it != plans.end()) {
+      return *it->second;
+    }
+  }
+  auto plan = make_plan(op);
+  std::unique_lock<std::shared_mutex> lock(mutex);
+  auto [it, inserted] = plans.emplace(op, std::move(plan));
+  return *it->second;
+}
+
+} // namespace at::native::accinte

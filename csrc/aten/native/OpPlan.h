@@ -1,0 +1,44 @@
+#pragma once
+// OpPlan: what the fallback needs to know about an operator to run it
+// asynchronously, worked out once per operator from its schema.
+// See Note [accinte fallback] in Fallback.cpp.
+
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <optional>
+#include <vector>
+
+namespace at::native::accinte {
+
+struct OpPlan {
+  /// How a return relates to the arguments.
+  enum class Return {
+    kFresh,    // a new tensor (or list): allocated up front, written by the kernel
+    kMutated,  // the mutated argument `arg` itself (in-place and out= ops)
+    kView,     // a view of argument `arg` (no kernel needed for it)
+  };
+  struct ReturnInfo {
+    Return kind = Return::kFresh;
+    int arg = -1;
+    bool is_list = false;
+  };
+
+  /// False when the operator can only run synchronously: its output shapes
+  /// depend on data, it has no Meta kernel to compute them, or it returns
+  /// something other than tensors.
+  bool can_run_async = false;
+  std::vector<ReturnInfo> returns;
+  /// Indices of arguments the operator writes to.
+  std::vector<int> mutated_args;
+  /// For operators with fresh returns: the overload that writes into
+  /// preallocated outputs, called with the operator's arguments followed by
+  /// one output per return. Without one, the kernel copies the result.
+  std::optional<c10::OperatorHandle> out_variant;
+  /// Operators that take host tensors of any size (index tensors).
+  bool accepts_host_tensors = false;
+};
+
+/// The plan of `op`, computed on first use and cached; thread-safe.
+const OpPlan& plan_for(const c10::OperatorHandle& op);
+
+} // namespace at::native::accinte
