@@ -38,6 +38,10 @@ void settle(const at::Tensor& out, const at::Tensor& home) {
       out.strides() == home.strides()) {
     return;
   }
+  TORCH_CHECK(out.sizes() == home.sizes(), "an out= tensor of shape ", home.sizes(),
+              " received a result of shape ", out.sizes(),
+              ": accinte cannot resize outputs inside a kernel; pass an output of the right "
+              "shape, or one with zero elements");
   // Same memory, other layout: copy through a temporary, never in place.
   home.copy_(out.data_ptr() == home.data_ptr() ? out.clone() : out);
 }

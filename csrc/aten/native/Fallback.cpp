@@ -19,15 +19,15 @@
 //      engine), never the CPU's default one.
 //
 // Operators whose output shapes depend on data (nonzero, unique,
-// masked_select, ...), that have no Meta kernel, or whose Meta kernel fails
-// take the synchronous path instead: PyTorch's cpu_fallback, which copies
-// the arguments to the host (waiting for the stream), runs the CPU kernel
-// and copies results back. It is also the path that reports the real error
-// when the call is invalid.
+// masked_select, ...), whose Meta kernel is missing, fails, or is a slow
+// Python one while outputs must be allocated, take the synchronous path: the
+// same kernel on the same aliases, but the calling thread waits for it, then
+// moves what the CPU kernel allocated to the device. It is also the path
+// that reports the CPU kernel's own error, with its own type, when a call is
+// invalid.
 #include <csrc/aten/native/Fallback.h>
 
 #include <ATen/EmptyTensor.h>
-#include <ATen/native/CPUFallback.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <csrc/aten/native/CpuAlias.h>
@@ -43,6 +43,14 @@ namespace at::native::accinte {
 namespace {
 
 using c10::IValue;
+
+// Kernels run on a stream's worker thread, where a warning would be printed
+// at every call. The Meta kernel already raised the call's warnings on the
+// calling thread; what CPU kernels warn about besides is how they use their
+// outputs internally (e.g. as scratch of another shape), not the user's code.
+struct DiscardWarnings final : c10::WarningHandler {
+  void process(const c10::Warning& /*warning*/) override {}
+};
 
 bool is_generator_type(const c10::TypePtr& type) {
   if (type->kind() == c10::TypeKind::GeneratorType) {
@@ -200,11 +208,20 @@ bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::St
   const c10::ArrayRef<IValue> args(stack->data() + first, num_args);
   const c10::Device device = target_device(plan, args);
 
-  // 1. Shapes and validation from the Meta kernel.
+  // 1. Shapes and validation from the Meta kernel. When the outputs already
+  // exist with elements (the path of structured operators, whose C++ meta
+  // function ran before the call reached here) a Python Meta kernel would only
+  // repeat that work, slowly; settle() still refuses a wrong final shape.
+  bool skip_meta = plan.meta_is_python && plan.outputs_preallocated;
+  for (const int j : plan.mutated_args) {
+    for_each_tensor(args[j], [&](const at::Tensor& t) {
+      skip_meta = skip_meta && t.defined() && t.numel() > 0;
+    });
+  }
   torch::jit::Stack meta_stack;
   meta_stack.reserve(num_args);
   std::vector<IValue> mirrors(num_args); // meta mirrors of mutated arguments
-  for (size_t i = 0; i < num_args; ++i) {
+  for (size_t i = 0; i < num_args && !skip_meta; ++i) {
     const IValue& value = args[i];
     if (value.isGenerator()) {
       meta_stack.emplace_back(); // Meta kernels draw nothing
@@ -215,16 +232,18 @@ bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::St
     }
     mirrors[i] = meta_stack.back();
   }
-  try {
-    op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &meta_stack);
-  } catch (const std::exception&) {
-    return false;
+  if (!skip_meta) {
+    try {
+      op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &meta_stack);
+    } catch (const std::exception&) {
+      return false;
+    }
   }
 
   // 2. Device outputs.
   c10::accinte::AccInteGuard guard(device.index());
   for (const int j : plan.mutated_args) {
-    if (args[j].isTensor() && args[j].toTensor().defined()) {
+    if (!skip_meta && args[j].isTensor() && args[j].toTensor().defined()) {
       match_layout(args[j].toTensor(), mirrors[j].toTensor());
     }
   }
@@ -292,6 +311,8 @@ bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::St
        outputs = std::move(outputs), copy_results]() mutable {
         c10::impl::ExcludeDispatchKeyGuard no_autograd(
             c10::autograd_dispatch_keyset_with_ADInplaceOrView);
+        static DiscardWarnings discard;
+        c10::WarningUtils::WarningHandlerGuard quiet(&discard);
         kernel_op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu_stack);
         if (copy_results) {
           for (size_t i = 0; i < targets.size(); ++i) {
@@ -317,16 +338,144 @@ bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::St
   return true;
 }
 
+// A device tensor aliasing the bytes that `host_view` (a view of a CPU alias
+// of `base`'s memory) covers.
+at::Tensor device_view_of(const at::Tensor& base, const at::Tensor& host_view) {
+  const auto byte_offset = static_cast<const char*>(host_view.data_ptr()) -
+                           static_cast<const char*>(base.storage().data());
+  TORCH_INTERNAL_ASSERT(byte_offset % static_cast<int64_t>(host_view.itemsize()) == 0);
+  auto impl = c10::make_intrusive<c10::TensorImpl>(c10::TensorImpl::VIEW,
+                                                   c10::Storage(base.storage()),
+                                                   base.key_set(), host_view.dtype());
+  impl->set_sizes_and_strides(host_view.sizes(), host_view.strides(),
+                              byte_offset / static_cast<int64_t>(host_view.itemsize()));
+  at::Tensor view(std::move(impl));
+  view._set_conj(host_view.is_conj());
+  view._set_neg(host_view.is_neg());
+  return view;
+}
+
+bool lies_in(const at::Tensor& host_view, const at::Tensor& device_tensor) {
+  const auto* p = static_cast<const char*>(host_view.data_ptr());
+  const auto* begin = static_cast<const char*>(device_tensor.storage().data());
+  return begin != nullptr && p >= begin && p < begin + device_tensor.storage().nbytes();
+}
+
+// Runs `op` as a kernel and waits for it, for calls whose output shapes
+// cannot be known in advance (see the Note). Inputs are used in place, as on
+// the asynchronous path; results the CPU kernel allocated are copied to the
+// device by a kernel queued behind it, and views of inputs become views of
+// the device tensors.
 void run_sync(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto& schema = op.schema();
   const size_t num_args = schema.arguments().size();
   const size_t first = stack->size() - num_args;
   const OpPlan& plan = plan_for(op);
-  const c10::Device device =
-      target_device(plan, c10::ArrayRef<IValue>(stack->data() + first, num_args));
-  substitute_generators(schema, *stack, first, device.index());
+  const c10::ArrayRef<IValue> args(stack->data() + first, num_args);
+  const c10::Device device = target_device(plan, args);
   c10::accinte::AccInteGuard guard(device.index());
-  at::native::cpu_fallback(op, stack);
+  const auto stream = c10::accinte::getCurrentAccInteStream(device.index());
+
+  struct Mutated {
+    at::Tensor device;  // the argument
+    at::Tensor working; // what the kernel writes (may be resized into host memory)
+    at::Tensor home;    // the argument's bytes as they were
+  };
+  std::vector<Mutated> mutated;
+  std::vector<at::Tensor> device_inputs;
+  torch::jit::Stack cpu_stack;
+  cpu_stack.reserve(num_args);
+  for (size_t i = 0; i < num_args; ++i) {
+    const IValue& value = args[i];
+    const bool is_mutated = std::find(plan.mutated_args.begin(), plan.mutated_args.end(),
+                                      static_cast<int>(i)) != plan.mutated_args.end();
+    if (value.isDevice() && value.toDevice().is_privateuseone()) {
+      cpu_stack.emplace_back(c10::Device(c10::kCPU));
+      continue;
+    }
+    cpu_stack.push_back(map_tensors(value, [&](const at::Tensor& t) {
+      if (!t.defined() || !t.is_privateuseone()) {
+        return t;
+      }
+      device_inputs.push_back(t);
+      if (!is_mutated) {
+        return cpu_alias(t);
+      }
+      mutated.push_back({t, resizable_cpu_alias(t), cpu_alias(t)});
+      return mutated.back().working;
+    }));
+  }
+  substitute_generators(schema, cpu_stack, 0, device.index());
+
+  struct State {
+    torch::jit::Stack stack;
+    std::exception_ptr error;
+  };
+  auto state = std::make_shared<State>();
+  state->stack = std::move(cpu_stack);
+  std::vector<std::pair<at::Tensor, at::Tensor>> settle_in_place;
+  for (const auto& m : mutated) {
+    settle_in_place.emplace_back(m.working, m.home);
+  }
+  c10::accinte::launch_kernel(stream, [op, state, settle_in_place]() {
+    try {
+      c10::impl::ExcludeDispatchKeyGuard no_autograd(
+          c10::autograd_dispatch_keyset_with_ADInplaceOrView);
+      static DiscardWarnings discard;
+      c10::WarningUtils::WarningHandlerGuard quiet(&discard);
+      op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &state->stack);
+      for (const auto& [working, home] : settle_in_place) {
+        if (working.sizes() == home.sizes()) {
+          settle(working, home);
+        }
+      }
+    } catch (...) {
+      state->error = std::current_exception();
+    }
+  });
+  stream.synchronize();
+  if (state->error) {
+    std::rethrow_exception(state->error);
+  }
+
+  // Mutated arguments the kernel resized: resize on the device, copy over.
+  for (const auto& m : mutated) {
+    if (m.working.sizes() == m.home.sizes()) {
+      continue;
+    }
+    m.device.resize_(m.working.sizes());
+    c10::accinte::launch_kernel(stream, [src = m.working, dst = cpu_alias(m.device)]() mutable {
+      dst.copy_(src);
+    });
+  }
+  const auto to_device = [&](const at::Tensor& t) -> at::Tensor {
+    if (!t.defined() || !t.is_cpu()) {
+      return t;
+    }
+    for (const auto& m : mutated) {
+      if (t.is_same(m.working)) {
+        return m.device;
+      }
+    }
+    for (const auto& input : device_inputs) {
+      if (lies_in(t, input)) {
+        return device_view_of(input, t);
+      }
+    }
+    at::Tensor out = at::detail::empty_strided_generic(
+        t.sizes(), t.strides(), c10::accinte::getDeviceAllocator(),
+        c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), t.scalar_type());
+    if (t.numel() > 0) {
+      c10::accinte::launch_kernel(stream, [src = t, dst = cpu_alias(out)]() mutable {
+        dst.copy_(src);
+      });
+    }
+    return out;
+  };
+  torch::jit::drop(*stack, num_args);
+  for (IValue& result : state->stack) {
+    stack->push_back(map_tensors(result, to_device));
+  }
 }
 
 } // namespace
