@@ -2,6 +2,7 @@
 
 #include <csrc/runtime/AccInteException.h>
 
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 
@@ -32,6 +33,17 @@ void launch_kernel(const AccInteStream& stream, std::function<void()> kernel) {
   auto owned = std::make_unique<std::function<void()>>(std::move(kernel));
   ACCINTE_CHECK(acLaunchKernel(stream.stream(), &run_kernel, owned.get()));
   owned.release(); // the runtime now owns it; run_kernel deletes it
+  maybe_block_after_launch(stream);
+}
+
+void maybe_block_after_launch(const AccInteStream& stream) {
+  static const bool blocking = [] {
+    const char* value = std::getenv("ACCINTE_LAUNCH_BLOCKING");
+    return value != nullptr && std::string(value) == "1";
+  }();
+  if (blocking) {
+    stream.synchronize();
+  }
 }
 
 std::string take_kernel_error() {

@@ -21,6 +21,11 @@ namespace c10::accinte {
 /// next synchronisation with the stream (see take_kernel_error).
 C10_EXPORT void launch_kernel(const AccInteStream& stream, std::function<void()> kernel);
 
+/// With ACCINTE_LAUNCH_BLOCKING=1 (read once), waits for `stream` and so
+/// reports a failing kernel at its launch, like CUDA_LAUNCH_BLOCKING.
+/// Called after every launch and asynchronous copy; otherwise a no-op.
+C10_EXPORT void maybe_block_after_launch(const AccInteStream& stream);
+
 /// The message of the most recent failed kernel, cleared by this call.
 C10_EXPORT std::string take_kernel_error();
 

@@ -43,6 +43,7 @@ void enqueue_copy(const AccInteStream& stream, const at::Tensor& src, const at::
   if (is_bytewise_copy(src, dst)) {
     ACCINTE_CHECK(acMemcpyAsync(dst.data_ptr(), src.const_data_ptr(), src.nbytes(),
                                 acMemcpyDefault, stream.stream()));
+    c10::accinte::maybe_block_after_launch(stream);
     return;
   }
   // Host-side sources are owned by the kernel, so the caller may drop them.

@@ -1,0 +1,114 @@
+"""The execution model: operators run in place, asynchronously, in stream order."""
+
+import pytest
+import torch
+
+
+def busy(ms=300):
+    torch.accinte._sleep(ms)
+    return torch.accinte.current_stream()
+
+
+def test_operators_return_before_they_run():
+    a = torch.randn(256, 256, device="accinte")
+    stream = busy()
+    b = a @ a          # queued behind the sleep
+    c = (b + 1).relu_()
+    assert not stream.query()  # nothing has run yet, but the calls returned
+    torch.testing.assert_close(c.cpu(), ((a.cpu() @ a.cpu()) + 1).relu_())
+
+
+def test_in_place_operators_write_device_memory():
+    x = torch.zeros(1000, device="accinte")
+    ptr = x.data_ptr()
+    x.add_(3).mul_(2)
+    assert x.data_ptr() == ptr
+    assert torch.equal(x.cpu(), torch.full((1000,), 6.0))
+
+
+def test_reading_a_result_waits_for_it():
+    x = torch.ones(10, device="accinte")
+    busy(200)
+    y = x * 5
+    assert y.sum().item() == 50  # .item() waits for the queued work
+    busy(200)
+    z = x + 1
+    assert "2." in repr(z)  # printing waits too
+
+
+def test_data_dependent_operators_synchronise():
+    x = torch.tensor([0.0, 1.0, 0.0, 2.0], device="accinte")
+    stream = busy(200)
+    idx = torch.nonzero(x)
+    assert stream.query()  # nonzero had to wait for the queued work
+    assert idx.cpu().flatten().tolist() == [1, 3]
+    assert x[x > 0].cpu().tolist() == [1.0, 2.0]
+
+
+def test_work_follows_the_current_stream():
+    s = torch.accinte.Stream()
+    x = torch.ones(100, device="accinte")
+    with torch.accinte.stream(s):
+        torch.accinte._sleep(300)
+        y = x * 2
+    assert not s.query()
+    assert torch.accinte.default_stream().query()
+    s.synchronize()
+    assert y.sum().item() == 200
+
+
+def test_shape_errors_are_raised_at_the_call():
+    a = torch.ones(3, 4, device="accinte")
+    b = torch.ones(5, 6, device="accinte")
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        torch.mm(a, b)
+    with pytest.raises(RuntimeError):
+        a.add_(b)
+    assert (a @ a.t()).sum().item() == 36  # the device keeps working
+
+
+def test_launch_blocking_makes_launches_synchronous(run_python):
+    out = run_python(
+        """
+        import torch
+        torch.accinte._sleep(300)
+        print(torch.accinte.current_stream().query())
+        """,
+        env={"ACCINTE_LAUNCH_BLOCKING": "1"},
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True"
+
+
+def test_out_argument_of_wrong_size_is_resized():
+    a, b = torch.randn(4, 5), torch.randn(4, 5)
+    out = torch.empty(0, device="accinte")
+    torch.add(a.to("accinte"), b.to("accinte"), out=out)
+    assert out.shape == (4, 5)
+    torch.testing.assert_close(out.cpu(), a + b)
+
+
+def test_views_returned_by_kernels_share_memory():
+    x = torch.arange(12.0, device="accinte")
+    u = x.unfold(0, 4, 2)  # a view computed by a CPU kernel
+    x[2] = 100
+    assert u[1, 0].item() == 100
+    r = torch.view_as_real(torch.zeros(3, dtype=torch.complex64, device="accinte"))
+    r[0, 1] = 5
+    assert r.shape == (3, 2) and r[0, 1].item() == 5
+
+
+def test_strict_mode_keeps_kernels_working(run_python):
+    out = run_python(
+        """
+        import torch
+        a = torch.randn(64, 64)
+        d = a.to("accinte")
+        r = ((d @ d).relu() + d.sum(0)).softmax(-1)
+        e = ((a @ a).relu() + a.sum(0)).softmax(-1)
+        print(torch.allclose(r.cpu(), e, atol=1e-5), torch.nonzero(d > 0).shape == torch.nonzero(a > 0).shape)
+        """,
+        env={"ACCINTE_STRICT": "1"},
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "True"]
