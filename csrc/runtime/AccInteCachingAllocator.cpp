@@ -375,7 +375,7 @@ void DeviceCachingAllocator::raise_out_of_memory(size_t nbytes, size_t size, Str
   std::string cap;
   if (allowed_ != SIZE_MAX) {
     cap = "; this process may reserve at most " + format_bytes(allowed_) +
-          " (set_per_process_memory_fraction(" + std::to_string(fraction_) + "))";
+          " (set_per_process_memory_fraction(" + c10::str(fraction_) + "))";
   }
   C10_THROW_ERROR(
       OutOfMemoryError,
@@ -442,7 +442,10 @@ double DeviceCachingAllocator::memory_fraction() {
 
 std::vector<TraceEntry> DeviceCachingAllocator::snapshot(std::vector<SegmentInfo>& out) {
   std::lock_guard<std::mutex> lock(mutex_);
-  record_trace(TraceEntry::SNAPSHOT, nullptr, 0, 0, nullptr, RecordContext::ALLOC);
+  if (history_records_trace()) {
+    // No stream: naming one would create the device's streams.
+    trace_.record(TraceEntry::SNAPSHOT, device_, 0, 0, nullptr, nullptr, RecordContext::ALLOC);
+  }
   // Every block is either in a pool or active; walk each segment from its head.
   std::map<char*, Block*> heads;
   auto add_head = [&](Block* block) {
