@@ -5,8 +5,6 @@
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGuard.h>
 
-#include <algorithm>
-#include <map>
 
 namespace c10::accinte {
 
@@ -40,10 +38,6 @@ size_t segment_size(size_t size) {
 bool should_split(const Block* block, size_t size) {
   const size_t remaining = block->size - size;
   return block->pool->is_small ? remaining >= kMinBlockSize : remaining > kSmallSize;
-}
-
-AccInteStream stream_of(DeviceIndex device, StreamId id) {
-  return AccInteStream(Stream(Stream::UNSAFE, Device(DeviceType::PrivateUse1, device), id));
 }
 
 template <typename F>
@@ -387,17 +381,6 @@ void DeviceCachingAllocator::raise_out_of_memory(size_t nbytes, size_t size, Str
                " of it cached but unused). ACCINTE_DEVICE_MEMORY sets the capacity."));
 }
 
-void DeviceCachingAllocator::record_trace(TraceEntry::Action action, const void* addr,
-                                          size_t size, StreamId stream,
-                                          std::shared_ptr<c10::GatheredContext> context,
-                                          RecordContext level) {
-  if (!history_records_trace()) {
-    return;
-  }
-  trace_.record(action, device_, reinterpret_cast<size_t>(addr), size,
-                stream_of(device_, stream).stream(), std::move(context), level);
-}
-
 CachingDeviceAllocator::DeviceStats DeviceCachingAllocator::stats() {
   std::lock_guard<std::mutex> lock(mutex_);
   return stats_;
@@ -438,57 +421,6 @@ void DeviceCachingAllocator::set_memory_fraction(double fraction) {
 double DeviceCachingAllocator::memory_fraction() {
   std::lock_guard<std::mutex> lock(mutex_);
   return fraction_;
-}
-
-std::vector<TraceEntry> DeviceCachingAllocator::snapshot(std::vector<SegmentInfo>& out) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (history_records_trace()) {
-    // No stream: naming one would create the device's streams.
-    trace_.record(TraceEntry::SNAPSHOT, device_, 0, 0, nullptr, nullptr, RecordContext::ALLOC);
-  }
-  // Every block is either in a pool or active; walk each segment from its head.
-  std::map<char*, Block*> heads;
-  auto add_head = [&](Block* block) {
-    while (block->prev != nullptr) {
-      block = block->prev;
-    }
-    heads.emplace(block->ptr, block);
-  };
-  for (Block* block : small_blocks_.blocks) add_head(block);
-  for (Block* block : large_blocks_.blocks) add_head(block);
-  for (Block* block : active_blocks_) add_head(block);
-  for (const auto& [address, head] : heads) {
-    SegmentInfo segment;
-    segment.device = device_;
-    segment.address = reinterpret_cast<size_t>(address);
-    segment.stream = stream_of(device_, head->stream).stream();
-    segment.is_large = !head->pool->is_small;
-    segment.context_when_allocated = head->context_when_segment_allocated;
-    for (Block* block = head; block != nullptr; block = block->next) {
-      c10::CachingDeviceAllocator::BlockInfo info;
-      info.size = block->size;
-      info.requested_size = block->requested_size;
-      info.allocated = block->allocated;
-      info.active = block->allocated || block->event_count > 0;
-      info.context_when_allocated = block->context_when_allocated;
-      segment.total_size += block->size;
-      if (info.allocated) {
-        segment.allocated_size += block->size;
-        segment.requested_size += block->requested_size;
-      }
-      if (info.active) {
-        segment.active_size += block->size;
-      }
-      segment.blocks.push_back(std::move(info));
-    }
-    out.push_back(std::move(segment));
-  }
-  return trace_.entries();
-}
-
-void DeviceCachingAllocator::clear_trace() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  trace_.clear();
 }
 
 } // namespace c10::accinte

@@ -138,6 +138,7 @@ class DeviceCachingAllocator {
   void set_memory_fraction(double fraction);
   double memory_fraction();
 
+  // Defined in AccInteMemorySnapshot.cpp, with the rest of memory history.
   /// Appends this device's segments to `out`, records a "snapshot" trace
   /// entry, and returns the device's trace.
   std::vector<TraceEntry> snapshot(std::vector<SegmentInfo>& out);

@@ -4,7 +4,8 @@
 // behind torch.accinte.memory._record_memory_history / _snapshot and
 // PyTorch's memory visualiser). See Note [accinte memory history].
 //
-// This file has no Python in it. Stack frames come from a ContextRecorder
+// The .cpp also holds DeviceCachingAllocator's snapshot() and record_trace(),
+// the allocator's side of history. This file has no Python in it. Stack frames come from a ContextRecorder
 // that the Python bindings install; the core only stores the opaque
 // c10::GatheredContext objects it returns.
 
