@@ -129,19 +129,24 @@ class DeviceCachingAllocator {
   /// the runtime (acFree).
   void empty_cache();
 
+  /// A copy of the statistics (see the table in Note [accinte caching allocator]).
   CachingDeviceAllocator::DeviceStats stats();
+  /// Zeroes the allocated/freed totals and the counters (num_ooms, ...).
   void reset_accumulated_stats();
+  /// Sets every peak to its current value.
   void reset_peak_stats();
 
   /// Caps reserved memory at fraction * capacity (1.0: no cap beyond the
   /// device). Throws unless 0 <= fraction <= 1.
   void set_memory_fraction(double fraction);
+  /// The fraction last set (1.0 by default).
   double memory_fraction();
 
   // Defined in AccInteMemorySnapshot.cpp, with the rest of memory history.
   /// Appends this device's segments to `out`, records a "snapshot" trace
   /// entry, and returns the device's trace.
   std::vector<TraceEntry> snapshot(std::vector<SegmentInfo>& out);
+  /// Drops the recorded trace (clear_history).
   void clear_trace();
 
  private:
