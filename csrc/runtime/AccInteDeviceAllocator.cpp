@@ -1,5 +1,6 @@
 #include <csrc/runtime/AccInteDeviceAllocator.h>
 
+#include <csrc/runtime/AccInteCachingAllocator.h>
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGuard.h>
@@ -7,72 +8,48 @@
 #include <c10/util/flat_hash_map.h>
 
 #include <cstdio>
+#include <memory>
 #include <mutex>
 #include <vector>
 
 namespace c10::accinte {
-
-using c10::CachingAllocator::StatType;
-using c10::CachingDeviceAllocator::DeviceStats;
-
 namespace {
-
-// Requests up to this size are counted in the "small_pool" statistics and
-// larger ones in "large_pool", with the same 1 MiB boundary as CUDA.
-constexpr size_t kSmallSize = 1 << 20;
-
-struct Allocation {
-  size_t size;
-  DeviceIndex device;
-};
 
 void free_device_memory(void* ptr);
 
 class AccInteDeviceAllocatorImpl final : public c10::DeviceAllocator {
  public:
-
   DataPtr allocate(size_t nbytes) override {
     const DeviceIndex device = current_device();
     mark_device_used(device);
     if (nbytes == 0) {
       return {nullptr, nullptr, &free_device_memory, Device(DeviceType::PrivateUse1, device)};
     }
-    void* ptr = nullptr;
-    const acError_t error = acMalloc(&ptr, nbytes);
-    std::lock_guard<std::mutex> lock(mutex_);
-    DeviceStats& stats = stats_for(device);
-    if (error == acErrorMemoryAllocation) {
-      stats.num_ooms += 1;
-      size_t free = 0, total = 0;
-      ACCINTE_CHECK(acMemGetInfo(&free, &total));
-      TORCH_CHECK_WITH(
-          OutOfMemoryError, false, "accinte out of memory on device accinte:", int(device),
-          ": tried to allocate ", format_bytes(nbytes), " (", nbytes, " bytes); the device has ",
-          format_bytes(total), " in total, ", format_bytes(free), " free and ",
-          format_bytes(stats.allocated_bytes[0].current),
-          " allocated by PyTorch. ACCINTE_DEVICE_MEMORY sets the capacity.");
+    // Before any lock: see Note [accinte memory history].
+    auto context = gather_context(RecordContext::STATE);
+    Block* block =
+        device_allocator(device).malloc(nbytes, getCurrentAccInteStream(device), std::move(context));
+    {
+      std::lock_guard<std::mutex> lock(blocks_mutex_);
+      blocks_[block->ptr] = block;
     }
-    ACCINTE_CHECK(error);
-    allocations_[ptr] = Allocation{nbytes, device};
-    update(stats, nbytes, +1);
-    stats.num_device_alloc += 1;
-    return {ptr, ptr, &free_device_memory, Device(DeviceType::PrivateUse1, device)};
+    return {block->ptr, block->ptr, &free_device_memory, Device(DeviceType::PrivateUse1, device)};
   }
 
   void free(void* ptr) {
     if (ptr == nullptr) {
       return;
     }
+    auto context = gather_context(RecordContext::ALL);
+    Block* block = nullptr;
     {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto it = allocations_.find(ptr);
-      TORCH_INTERNAL_ASSERT(it != allocations_.end(), "freeing unknown accinte pointer ", ptr);
-      DeviceStats& stats = stats_for(it->second.device);
-      update(stats, it->second.size, -1);
-      stats.num_device_free += 1;
-      allocations_.erase(it);
+      std::lock_guard<std::mutex> lock(blocks_mutex_);
+      auto it = blocks_.find(ptr);
+      TORCH_INTERNAL_ASSERT(it != blocks_.end(), "freeing unknown accinte pointer ", ptr);
+      block = it->second;
+      blocks_.erase(it);
     }
-    ACCINTE_CHECK_WARN(acFree(ptr));
+    device_allocator(block->device).free(block, std::move(context));
   }
 
   DeleterFnPtr raw_deleter() const override { return &free_device_memory; }
@@ -84,43 +61,38 @@ class AccInteDeviceAllocatorImpl final : public c10::DeviceAllocator {
   bool initialized() override { return true; }
 
   void emptyCache(MempoolId_t /*mempool_id*/) override {
-    // Nothing is cached: every free goes back to the runtime at once.
+    for (DeviceIndex device = 0; device < device_count(); ++device) {
+      device_allocator(device).empty_cache();
+    }
   }
 
-  void recordStream(const DataPtr& /*ptr*/, c10::Stream /*stream*/) override {
-    // acFree waits for the owning device's streams, so no use can outlive a
-    // free and there is nothing to record.
+  void recordStream(const DataPtr& ptr, c10::Stream stream) override {
+    // Empty tensors and memory this allocator did not hand out (from_blob)
+    // have nothing to protect.
+    if (ptr.get() == nullptr || ptr.get_deleter() != &free_device_memory) {
+      return;
+    }
+    Block* block = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(blocks_mutex_);
+      auto it = blocks_.find(ptr.get());
+      TORCH_INTERNAL_ASSERT(it != blocks_.end(), "recordStream on unknown accinte pointer ",
+                            ptr.get());
+      block = it->second;
+    }
+    device_allocator(block->device).record_stream(block, AccInteStream(stream));
   }
 
-  DeviceStats getDeviceStats(DeviceIndex device) override {
-    check_device_index(device);
-    std::lock_guard<std::mutex> lock(mutex_);
-    return stats_for(device);
+  CachingDeviceAllocator::DeviceStats getDeviceStats(DeviceIndex device) override {
+    return device_allocator(device).stats();
   }
 
   void resetAccumulatedStats(DeviceIndex device) override {
-    check_device_index(device);
-    std::lock_guard<std::mutex> lock(mutex_);
-    DeviceStats& stats = stats_for(device);
-    for_each_stat_array(stats, [](auto& array) {
-      for (auto& stat : array) {
-        stat.reset_accumulated();
-      }
-    });
-    stats.num_alloc_retries = 0;
-    stats.num_ooms = 0;
-    stats.num_device_alloc = 0;
-    stats.num_device_free = 0;
+    device_allocator(device).reset_accumulated_stats();
   }
 
   void resetPeakStats(DeviceIndex device) override {
-    check_device_index(device);
-    std::lock_guard<std::mutex> lock(mutex_);
-    for_each_stat_array(stats_for(device), [](auto& array) {
-      for (auto& stat : array) {
-        stat.reset_peak();
-      }
-    });
+    device_allocator(device).reset_peak_stats();
   }
 
   std::pair<size_t, size_t> getMemoryInfo(DeviceIndex device) override {
@@ -130,62 +102,69 @@ class AccInteDeviceAllocatorImpl final : public c10::DeviceAllocator {
     return {free, total};
   }
 
+  /// The allocator of `device`; throws on a bad index.
+  DeviceCachingAllocator& device_allocator(DeviceIndex device) {
+    // Created on first use rather than at load time: asking the runtime for
+    // the device count while the library loads would initialise it in every
+    // process that merely imports torch.
+    std::call_once(created_, [this] {
+      for (DeviceIndex i = 0; i < device_count(); ++i) {
+        devices_.push_back(std::make_unique<DeviceCachingAllocator>(i));
+      }
+    });
+    check_device_index(device);
+    return *devices_.at(device);
+  }
+
  private:
-  template <typename F>
-  static void for_each_stat_array(DeviceStats& stats, F f) {
-    f(stats.allocation);
-    f(stats.segment);
-    f(stats.active);
-    f(stats.inactive_split);
-    f(stats.allocated_bytes);
-    f(stats.reserved_bytes);
-    f(stats.active_bytes);
-    f(stats.inactive_split_bytes);
-    f(stats.requested_bytes);
-  }
-
-  // Without a cache every allocation is its own segment, active and fully
-  // requested, so the count and byte statistics move together.
-  static void update(DeviceStats& stats, size_t size, int direction) {
-    const auto pool = static_cast<size_t>(size <= kSmallSize ? StatType::SMALL_POOL
-                                                             : StatType::LARGE_POOL);
-    for (const size_t type : {static_cast<size_t>(StatType::AGGREGATE), pool}) {
-      for (auto* stat : {&stats.allocation[type], &stats.segment[type], &stats.active[type]}) {
-        direction > 0 ? stat->increase(1) : stat->decrease(1);
-      }
-      for (auto* stat : {&stats.allocated_bytes[type], &stats.reserved_bytes[type],
-                         &stats.active_bytes[type], &stats.requested_bytes[type]}) {
-        direction > 0 ? stat->increase(size) : stat->decrease(size);
-      }
-    }
-  }
-
-  // Sized on first use rather than at load time: asking the runtime for the
-  // device count while the library loads would initialise it in every
-  // process that merely imports torch.
-  DeviceStats& stats_for(DeviceIndex device) {
-    if (stats_.empty()) {
-      stats_.resize(device_count());
-    }
-    return stats_.at(device);
-  }
-
-  std::mutex mutex_; // guards stats_ and allocations_
-  std::vector<DeviceStats> stats_;
-  ska::flat_hash_map<void*, Allocation> allocations_;
+  std::once_flag created_;
+  std::vector<std::unique_ptr<DeviceCachingAllocator>> devices_;
+  std::mutex blocks_mutex_; // guards blocks_
+  ska::flat_hash_map<void*, Block*> blocks_; // allocated blocks by address
 };
 
 // Leaked on purpose: tensors may be freed by static destructors at exit.
 AccInteDeviceAllocatorImpl* g_allocator = new AccInteDeviceAllocatorImpl();
 
+// The deleter of every DataPtr: it runs in destructors, so a failure is
+// reported as a warning rather than terminating the process.
 void free_device_memory(void* ptr) {
-  g_allocator->free(ptr);
+  try {
+    g_allocator->free(ptr);
+  } catch (const std::exception& e) {
+    TORCH_WARN("accinte: freeing device memory at ", ptr, " failed: ", e.what());
+  }
 }
 
 } // namespace
 
 c10::DeviceAllocator* getDeviceAllocator() {
   return g_allocator;
+}
+
+void set_memory_fraction(double fraction, DeviceIndex device) {
+  g_allocator->device_allocator(device).set_memory_fraction(fraction);
+}
+
+double get_memory_fraction(DeviceIndex device) {
+  return g_allocator->device_allocator(device).memory_fraction();
+}
+
+void record_history(HistorySettings settings, bool clear_history) {
+  set_history_settings(std::move(settings));
+  if (clear_history) {
+    for (DeviceIndex device = 0; device < device_count(); ++device) {
+      g_allocator->device_allocator(device).clear_trace();
+    }
+  }
+}
+
+SnapshotInfo snapshot() {
+  SnapshotInfo info;
+  for (DeviceIndex device = 0; device < device_count(); ++device) {
+    info.device_traces.push_back(g_allocator->device_allocator(device).snapshot(info.segments));
+  }
+  return info;
 }
 
 std::string format_bytes(size_t bytes) {

@@ -5,9 +5,13 @@
 // stream order, on the stream's worker thread, inside the runtime's access
 // window over device memory (so it may read and write device pointers even
 // in strict mode). It must not capture owning references to device tensors:
-// freeing device memory waits for the device's streams, and a worker thread
-// cannot wait for itself. Capture raw pointers and metadata instead; the
-// caller keeps the tensors alive (or relies on acFree's synchronisation).
+// a tensor freed on the worker would enter the caching allocator from a
+// thread that the allocator may be waiting for (acFree waits for the
+// device's streams). Capture raw pointers and metadata instead; the caller
+// may free the tensors as soon as the kernel is queued, because the caching
+// allocator hands a freed block out again only to work queued behind the
+// kernel on the same stream (see Note [accinte caching allocator]; uses on
+// other streams need Tensor.record_stream).
 
 #include <csrc/runtime/AccInteStream.h>
 

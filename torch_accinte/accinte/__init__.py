@@ -21,14 +21,20 @@ from ._utils import _device_t, _get_device_index
 from .amp import get_amp_supported_dtype
 from .memory import (
     empty_cache,
+    get_per_process_memory_fraction,
+    host_memory_stats,
     max_memory_allocated,
     max_memory_reserved,
     mem_get_info,
     memory_allocated,
     memory_reserved,
     memory_stats,
+    memory_summary,
+    reset_accumulated_host_memory_stats,
     reset_accumulated_memory_stats,
+    reset_peak_host_memory_stats,
     reset_peak_memory_stats,
+    set_per_process_memory_fraction,
 )
 from .random import (
     get_rng_state,
@@ -46,12 +52,15 @@ from .streams import Event, Stream, StreamContext, current_stream, default_strea
 __all__ = [
     "Event", "Stream", "StreamContext", "current_device", "current_stream", "default_stream",
     "device", "device_count", "device_of", "empty_cache", "get_amp_supported_dtype",
-    "get_device_capability", "get_device_name", "get_device_properties", "get_rng_state",
-    "get_rng_state_all", "init", "initial_seed", "is_available", "is_initialized",
+    "get_device_capability", "get_device_name", "get_device_properties",
+    "get_per_process_memory_fraction", "get_rng_state", "get_rng_state_all",
+    "host_memory_stats", "init", "initial_seed", "is_available", "is_initialized",
     "manual_seed", "manual_seed_all", "max_memory_allocated", "max_memory_reserved",
-    "mem_get_info", "memory_allocated", "memory_reserved", "memory_stats",
-    "reset_accumulated_memory_stats", "reset_peak_memory_stats", "seed", "seed_all",
-    "set_device", "set_rng_state", "set_rng_state_all", "set_stream", "stream", "synchronize",
+    "mem_get_info", "memory_allocated", "memory_reserved", "memory_stats", "memory_summary",
+    "reset_accumulated_host_memory_stats", "reset_accumulated_memory_stats",
+    "reset_peak_host_memory_stats", "reset_peak_memory_stats", "seed", "seed_all",
+    "set_device", "set_per_process_memory_fraction", "set_rng_state", "set_rng_state_all",
+    "set_stream", "stream", "synchronize",
 ]
 
 # ---- lazy initialisation and fork safety (mirrors torch.cuda) ---------------

@@ -23,6 +23,8 @@
 #include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>
 
+#include "Memory.h"
+
 namespace py = pybind11;
 
 namespace {
@@ -124,6 +126,7 @@ extern "C" C10_EXPORT PyObject* initModule() {
   try {
     auto m = py::reinterpret_borrow<py::module_>(module);
     add_functions(m);
+    torch_accinte::add_memory_functions(m);
   } catch (py::error_already_set& e) {
     e.restore();
     Py_DECREF(module);
