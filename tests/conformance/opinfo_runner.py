@@ -1,11 +1,13 @@
 """Runs PyTorch's OpInfo samples on the CPU and on accinte and compares them.
 
 For every OpInfo in `op_db` and every dtype of DTYPES that the op supports on
-the CPU, up to `max_samples` sample inputs run forward on both devices; for
-floating dtypes of differentiable ops the gradients of a sum of the outputs
-are compared too. A sample the CPU itself cannot run is not counted. Random
-operators are compared by shape and dtype only: accinte draws from its own
-generator, as CUDA does.
+the CPU, up to `max_samples` sample inputs are made on accinte (as PyTorch's
+device-generic tests make them on CUDA; arguments an op wants on the host stay
+there) and copied to the CPU with their storage, so views stay views. Both run
+forward; for floating dtypes of differentiable ops the gradients of a sum of
+the outputs are compared too. A sample the CPU itself cannot run is not
+counted. Random operators are compared by shape and dtype only: accinte draws
+from its own generator, as CUDA does.
 
 `python -m tests.conformance.opinfo_runner` prints the summary and every
 failure; tests/conformance/test_opinfo.py asserts on the same results.
@@ -24,15 +26,18 @@ DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.com
           torch.int64, torch.bool]
 BACKWARD_DTYPES = {torch.float32, torch.float64}
 
-# Tolerances per dtype for comparing accinte with the CPU. accinte runs the
-# CPU's own kernels, so most ops agree bit for bit; the slack covers kernels
-# whose vectorised and scalar paths differ when memory alignment differs.
+# Tolerances for comparing accinte with the CPU: those of PyTorch's own
+# device-versus-CPU test (test_ops.py's test_compare_cpu, 1e-3), wider for
+# the half types. accinte runs the CPU's kernels, so most ops agree bit for
+# bit; the slack covers ops that PyTorch routes to another algorithm for a
+# non-CPU device (scaled_dot_product_attention takes the math path, not the
+# CPU's flash kernel) and reductions whose order depends on alignment.
 TOLERANCES = {
-    torch.float16: dict(rtol=1e-3, atol=1e-3),
-    torch.bfloat16: dict(rtol=1.6e-2, atol=1e-2),
-    torch.float32: dict(rtol=1.3e-6, atol=1e-5),
-    torch.float64: dict(rtol=1e-7, atol=1e-7),
-    torch.complex64: dict(rtol=1.3e-6, atol=1e-5),
+    torch.float16: dict(rtol=1e-2, atol=1e-2),
+    torch.bfloat16: dict(rtol=1.6e-2, atol=2e-2),
+    torch.float32: dict(rtol=1e-3, atol=1e-3),
+    torch.float64: dict(rtol=1e-3, atol=1e-3),
+    torch.complex64: dict(rtol=1e-3, atol=1e-3),
 }
 
 
@@ -53,18 +58,37 @@ def is_random(op) -> bool:
         "nn.functional.dropout3d", "nn.functional.rrelu", "randint", "randn", "rand",
         "bernoulli_", "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided",
         "torch.empty", "empty_permuted", "exponential", "geometric", "cauchy", "log_normal",
+        # draw random numbers inside (pooling regions, random projections)
+        "nn.functional.fractional_max_pool2d", "nn.functional.fractional_max_pool3d",
+        "svd_lowrank", "pca_lowrank",
     }
 
 
-def _to(value, device):
+def _host_copy(t: torch.Tensor) -> torch.Tensor:
+    """A CPU copy of an accinte tensor that keeps its storage layout (views of
+    a larger storage stay such views)."""
+    if t.layout != torch.strided:
+        return t.to("cpu")
+    storage = t.detach().untyped_storage().cpu()
+    copy = torch.empty(0, dtype=t.dtype).set_(storage, t.storage_offset(), t.shape, t.stride())
+    if t.is_conj():
+        copy = copy.conj()
+    if t.is_neg():
+        copy = copy._neg_view()
+    return copy.requires_grad_(t.requires_grad) if t.is_leaf else copy
+
+
+def _to_cpu(value):
     if isinstance(value, torch.Tensor):
-        return value.detach().to(device).requires_grad_(value.requires_grad)
+        return _host_copy(value) if value.device.type == "accinte" else value
     if isinstance(value, (list, tuple)):
-        return type(value)(_to(v, device) for v in value)
+        return type(value)(_to_cpu(v) for v in value)
     if isinstance(value, dict):
-        return {k: _to(v, device) for k, v in value.items()}
-    if isinstance(value, torch.device) or (isinstance(value, str) and value == "cpu"):
-        return device
+        return {k: _to_cpu(v) for k, v in value.items()}
+    if isinstance(value, torch.device) and value.type == "accinte":
+        return torch.device("cpu")
+    if isinstance(value, str) and value.startswith("accinte"):
+        return "cpu"
     return value
 
 
@@ -119,26 +143,38 @@ def run_op(op, max_samples: int = 3) -> tuple[int, list[Result]]:
             continue
         backward = dtype in BACKWARD_DTYPES and op.supports_autograd
         try:
-            samples = list(itertools.islice(
-                op.sample_inputs("cpu", dtype, requires_grad=backward), max_samples))
-        except Exception:
-            continue  # the CPU cannot even build samples: nothing to compare
-        for index, sample in enumerate(samples):
-            inputs = [sample.input, *sample.args]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                samples = list(itertools.islice(
+                    op.sample_inputs("accinte", dtype, requires_grad=backward), max_samples))
+        except Exception as error:  # noqa: BLE001
+            # Making samples on accinte is itself an accinte failure if the
+            # CPU can make them.
             try:
+                next(iter(op.sample_inputs("cpu", dtype)))
+            except Exception:  # noqa: BLE001
+                continue
+            compared += 1
+            failures.append(Result(op_key(op), str(dtype).replace("torch.", ""), -1, "samples",
+                                   f"{type(error).__name__}: {str(error).splitlines()[0][:200]}"))
+            continue
+        for index, sample in enumerate(samples):
+            try:
+                cpu_input = _to_cpu(sample.input)
+                cpu_args = _to_cpu(sample.args)
+                cpu_kwargs = _to_cpu(sample.kwargs)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     torch.manual_seed(0)
-                    expected = op(sample.input, *sample.args, **sample.kwargs)
-                    expected_grads = _grads(expected, _flatten(inputs)) if backward else None
+                    expected = op(cpu_input, *cpu_args, **cpu_kwargs)
+                    expected_grads = (_grads(expected, _flatten([cpu_input, *cpu_args]))
+                                      if backward else None)
             except Exception:
                 continue  # not a sample the CPU runs
             compared += 1
             stage = "forward"
             try:
-                dev_input = _to(sample.input, "accinte")
-                dev_args = _to(sample.args, "accinte")
-                dev_kwargs = _to(sample.kwargs, "accinte")
+                dev_input, dev_args, dev_kwargs = sample.input, sample.args, sample.kwargs
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     torch.manual_seed(0)
@@ -154,8 +190,7 @@ def run_op(op, max_samples: int = 3) -> tuple[int, list[Result]]:
                         compare(g, e, dtype, False)
             except Exception as error:  # noqa: BLE001 — every failure is data
                 message = str(error).strip().splitlines()
-                failures.append(Result(op.full_name if hasattr(op, "full_name") else op.name,
-                                       str(dtype).replace("torch.", ""), index, stage,
+                failures.append(Result(op_key(op), str(dtype).replace("torch.", ""), index, stage,
                                        f"{type(error).__name__}: {message[0] if message else ''}"[:300]))
     return compared, failures
 
