@@ -21,14 +21,15 @@ void AccInteGeneratorImpl::set_current_seed(uint64_t seed) {
   engine_.set_current_seed(seed);
 }
 
+// See Note [accinte generator offset].
 void AccInteGeneratorImpl::set_offset(uint64_t offset) {
-  std::lock_guard<std::mutex> lock(engine_.mutex());
-  engine_.set_offset(offset);
+  TORCH_CHECK(offset == 0, "accinte generators have no offset: their engine's position is part ",
+              "of their state, so use get_state()/set_state() instead of set_offset(", offset,
+              ")");
 }
 
 uint64_t AccInteGeneratorImpl::get_offset() const {
-  std::lock_guard<std::mutex> lock(engine_.mutex());
-  return engine_.get_offset();
+  return 0;
 }
 
 uint64_t AccInteGeneratorImpl::current_seed() const {
