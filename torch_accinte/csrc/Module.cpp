@@ -10,6 +10,8 @@
 
 #include <ATen/Context.h>
 #include <torch/csrc/Generator.h>
+#include <torch/csrc/Storage.h>
+#include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/utils/device_lazy_init.h>
 
 #include <pthread.h>
@@ -17,6 +19,8 @@
 #include <chrono>
 #include <thread>
 
+#include <csrc/core/AccInteStorageImpl.h>
+#include <csrc/core/AccInteTensorMeta.h>
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGenerator.h>
@@ -60,6 +64,28 @@ py::dict device_properties(c10::DeviceIndex device) {
   d["minor"] = prop.minor;
   d["multi_processor_count"] = prop.multiProcessorCount;
   return d;
+}
+
+// A torch.Tensor argument, or a TypeError naming what was passed instead.
+const at::Tensor& tensor_arg(const py::handle& obj, const char* function) {
+  if (!THPVariable_Check(obj.ptr())) {
+    throw py::type_error(std::string(function) + "() expects a torch.Tensor, got " +
+                         std::string(py::str(py::type::of(obj).attr("__name__"))));
+  }
+  return THPVariable_Unpack(obj.ptr());
+}
+
+// The storage of a torch.Tensor or torch.UntypedStorage argument.
+c10::Storage storage_arg(const py::handle& obj, const char* function) {
+  if (THPStorage_Check(obj.ptr())) {
+    return THPStorage_Unpack(obj.ptr());
+  }
+  if (THPVariable_Check(obj.ptr())) {
+    return THPVariable_Unpack(obj.ptr()).storage();
+  }
+  throw py::type_error(std::string(function) +
+                       "() expects a torch.Tensor or torch.UntypedStorage, got " +
+                       std::string(py::str(py::type::of(obj).attr("__name__"))));
 }
 
 void add_functions(py::module_& m) {
@@ -109,6 +135,35 @@ void add_functions(py::module_& m) {
         return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(gen));
       },
       py::arg("device"), "The default torch.Generator of a device.");
+  m.def(
+      "_get_backend_format",
+      [](py::handle t) {
+        return c10::accinte::get_tensor_format(tensor_arg(t, "_get_backend_format"));
+      },
+      py::arg("tensor"), "The format tag in an accinte tensor's BackendMeta (0: none set).");
+  m.def(
+      "_set_backend_format",
+      [](py::handle t, int64_t format) {
+        c10::accinte::set_tensor_format(tensor_arg(t, "_set_backend_format"), format);
+      },
+      py::arg("tensor"), py::arg("format"),
+      "Sets the format tag in an accinte tensor's BackendMeta.");
+  m.def(
+      "_is_accinte_storage_impl",
+      [](py::handle obj) {
+        return c10::accinte::as_accinte_storage(storage_arg(obj, "_is_accinte_storage_impl")) !=
+               nullptr;
+      },
+      py::arg("obj"), "True if the storage's StorageImpl is an AccInteStorageImpl.");
+  m.def(
+      "_storage_serial",
+      [](py::handle obj) {
+        const auto* impl = c10::accinte::as_accinte_storage(storage_arg(obj, "_storage_serial"));
+        TORCH_CHECK(impl != nullptr, "_storage_serial() expects an accinte storage, got one of ",
+                    storage_arg(obj, "_storage_serial").device());
+        return impl->serial();
+      },
+      py::arg("obj"), "The serial number of an AccInteStorageImpl.");
 }
 
 } // namespace
