@@ -17,6 +17,8 @@
 #include <pthread.h>
 
 #include <chrono>
+#include <cstring>
+#include <string>
 #include <thread>
 
 #include <csrc/core/AccInteStorageImpl.h>
@@ -24,6 +26,7 @@
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGenerator.h>
+#include <csrc/runtime/AccInteIPC.h>
 #include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>
 
@@ -164,6 +167,46 @@ void add_functions(py::module_& m) {
         return impl->serial();
       },
       py::arg("obj"), "The serial number of an AccInteStorageImpl.");
+  m.def(
+      "_share_storage",
+      [](py::handle obj) {
+        const c10::Storage storage = storage_arg(obj, "_share_storage");
+        c10::accinte::IpcStorageHandle shared;
+        {
+          py::gil_scoped_release no_gil; // waits for the device's streams
+          shared = c10::accinte::share_storage(storage);
+        }
+        return py::make_tuple(
+            shared.device,
+            py::bytes(shared.handle.reserved, sizeof(shared.handle.reserved)), shared.offset,
+            shared.nbytes);
+      },
+      py::arg("storage"),
+      "(device, handle, offset, nbytes) of an accinte storage for another process "
+      "(acIpcGetMemHandle).");
+  m.def(
+      "_open_shared_storage",
+      [](c10::DeviceIndex device, const py::bytes& handle, size_t offset, size_t nbytes) {
+        c10::accinte::IpcStorageHandle shared;
+        const std::string bytes = handle;
+        if (bytes.size() != sizeof(shared.handle.reserved)) {
+          throw py::value_error("An accinte IPC handle has " +
+                                std::to_string(sizeof(shared.handle.reserved)) +
+                                " bytes, got " + std::to_string(bytes.size()));
+        }
+        std::memcpy(shared.handle.reserved, bytes.data(), bytes.size());
+        shared.device = device;
+        shared.offset = offset;
+        shared.nbytes = nbytes;
+        c10::Storage storage;
+        {
+          py::gil_scoped_release no_gil;
+          storage = c10::accinte::open_shared_storage(shared);
+        }
+        return py::reinterpret_steal<py::object>(THPStorage_Wrap(std::move(storage)));
+      },
+      py::arg("device"), py::arg("handle"), py::arg("offset"), py::arg("nbytes"),
+      "A torch.UntypedStorage over memory shared by another process (acIpcOpenMemHandle).");
 }
 
 } // namespace
