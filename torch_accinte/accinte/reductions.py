@@ -101,11 +101,17 @@ def reduce_accinte_tensor(tensor: torch.Tensor):
              tensor.stride(), tensor.storage_offset(), tensor.requires_grad))
 
 
+def _is_shareable(obj: torch.Tensor | torch.UntypedStorage) -> bool:
+    """An accinte storage, or a strided accinte tensor (sparse and nested
+    tensors are left to PyTorch, which reduces them through their parts)."""
+    if obj.device.type != "accinte":
+        return False
+    return not isinstance(obj, torch.Tensor) or (obj.layout == torch.strided and not obj.is_nested)
+
+
 def _with_accinte(accinte_reducer: Callable, default_reducer: Callable) -> Callable:
     def reduce(obj: Any):
-        if obj.device.type == "accinte" and getattr(obj, "layout", torch.strided) == torch.strided:
-            return accinte_reducer(obj)
-        return default_reducer(obj)
+        return accinte_reducer(obj) if _is_shareable(obj) else default_reducer(obj)
 
     reduce.__name__ = f"{default_reducer.__name__}_or_accinte"
     return reduce
