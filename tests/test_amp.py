@@ -26,7 +26,7 @@ LOWER_PRECISION_OPS = {
     "baddbmm": lambda: torch.baddbmm(rand(2, 4, 3), rand(2, 4, 5), rand(2, 5, 3)),
     "linear": lambda: F.linear(rand(4, 5), rand(3, 5), rand(3)),
     "einsum": lambda: torch.einsum("ij,jk->ik", rand(4, 5), rand(5, 3)),
-    "chain_matmul": lambda: torch.linalg.multi_dot([rand(4, 5), rand(5, 3), rand(3, 2)]),
+    "linalg_multi_dot": lambda: torch.linalg.multi_dot([rand(4, 5), rand(5, 3), rand(3, 2)]),
     "linalg_vecdot": lambda: torch.linalg.vecdot(rand(4, 5), rand(4, 5)),
     "conv1d": lambda: F.conv1d(rand(1, 2, 8), rand(3, 2, 3)),
     "conv1d.padding": lambda: F.conv1d(rand(1, 2, 8), rand(3, 2, 3), padding="same"),

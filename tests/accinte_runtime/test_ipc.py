@@ -8,8 +8,6 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
-
 from accinte_ctypes import (_PRELUDE, Err, IpcMemHandle, IPC_LAZY_ENABLE_PEER_ACCESS,
                             PointerAttributes, check, library_path, malloc, read_device,
                             run_ok, run_script, write_device)
