@@ -43,6 +43,10 @@ def _register_backend() -> None:
     torch.utils.generate_methods_for_privateuse1_backend(
         for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True
     )
+    # torch.multiprocessing has no IPC hook for PrivateUse1: add ours.
+    from torch_accinte.accinte import reductions
+
+    reductions.init_reductions()
     _registered = True
 
 

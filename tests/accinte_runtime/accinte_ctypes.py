@@ -38,6 +38,7 @@ class Err(enum.IntEnum):
     LaunchFailure = 9
     InvalidHostPointer = 10
     NotSupported = 11
+    MapBufferObjectFailed = 12
     Unknown = 999
 
 
@@ -83,6 +84,14 @@ class PointerAttributes(ctypes.Structure):
     ]
 
 
+class IpcMemHandle(ctypes.Structure):
+    """acIpcMemHandle_t: 64 opaque bytes, passed by value to acIpcOpenMemHandle."""
+
+    _fields_ = [("reserved", ctypes.c_char * 64)]
+
+
+IPC_LAZY_ENABLE_PEER_ACCESS = 0x1
+
 HOST_FN = ctypes.CFUNCTYPE(None, c_void_p)
 KERNEL_FN = ctypes.CFUNCTYPE(c_int, c_void_p)
 
@@ -126,6 +135,9 @@ _SIGNATURES = {
     "acEventSynchronize": (_E, [_P]),
     "acEventElapsedTime": (_E, [POINTER(c_float), _P, _P]),
     "acIsStrict": (c_int, []),
+    "acIpcGetMemHandle": (_E, [POINTER(IpcMemHandle), _P]),
+    "acIpcOpenMemHandle": (_E, [POINTER(c_void_p), IpcMemHandle, c_uint]),
+    "acIpcCloseMemHandle": (_E, [_P]),
 }
 
 _lib = None

@@ -19,6 +19,12 @@ from torch_accinte import _C
 
 from ._utils import _device_t, _get_device_index
 from .amp import get_amp_supported_dtype
+from .backend_meta import (
+    _get_backend_format,
+    _is_accinte_storage_impl,
+    _set_backend_format,
+    _storage_serial,
+)
 from .memory import (
     empty_cache,
     get_per_process_memory_fraction,

@@ -33,7 +33,8 @@ def _device_indices() -> range:
 
 
 def get_rng_state(device: _device_t = "accinte") -> torch.Tensor:
-    """The state of ``device``'s default generator, as a ByteTensor."""
+    """The state of ``device``'s default generator, as a ByteTensor
+    (AccInteGeneratorImpl::get_state: the CPU engine's state format)."""
     return _default_generator(device).get_state()
 
 
@@ -43,7 +44,9 @@ def get_rng_state_all() -> list[torch.Tensor]:
 
 
 def set_rng_state(new_state: torch.Tensor, device: _device_t = "accinte") -> None:
-    """Restores ``device``'s default generator from a state from get_rng_state."""
+    """Restores ``device``'s default generator from a state from get_rng_state
+    (AccInteGeneratorImpl::set_state). torch.random.fork_rng and
+    torch.utils.checkpoint call this with a device index."""
     _default_generator(device).set_state(new_state.clone(memory_format=torch.contiguous_format))
 
 
@@ -54,7 +57,7 @@ def set_rng_state_all(new_states: Iterable[torch.Tensor]) -> None:
 
 
 def manual_seed(seed: int) -> None:
-    """Seeds the current device's default generator."""
+    """Seeds the current device's default generator (AccInteGeneratorImpl::set_current_seed)."""
     _default_generator().manual_seed(int(seed))
 
 

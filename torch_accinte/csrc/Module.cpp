@@ -10,16 +10,23 @@
 
 #include <ATen/Context.h>
 #include <torch/csrc/Generator.h>
+#include <torch/csrc/Storage.h>
+#include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/utils/device_lazy_init.h>
 
 #include <pthread.h>
 
 #include <chrono>
+#include <cstring>
+#include <string>
 #include <thread>
 
+#include <csrc/core/AccInteStorageImpl.h>
+#include <csrc/core/AccInteTensorMeta.h>
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGenerator.h>
+#include <csrc/runtime/AccInteIPC.h>
 #include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>
 
@@ -62,6 +69,28 @@ py::dict device_properties(c10::DeviceIndex device) {
   d["minor"] = prop.minor;
   d["multi_processor_count"] = prop.multiProcessorCount;
   return d;
+}
+
+// A torch.Tensor argument, or a TypeError naming what was passed instead.
+const at::Tensor& tensor_arg(const py::handle& obj, const char* function) {
+  if (!THPVariable_Check(obj.ptr())) {
+    throw py::type_error(std::string(function) + "() expects a torch.Tensor, got " +
+                         std::string(py::str(py::type::of(obj).attr("__name__"))));
+  }
+  return THPVariable_Unpack(obj.ptr());
+}
+
+// The storage of a torch.Tensor or torch.UntypedStorage argument.
+c10::Storage storage_arg(const py::handle& obj, const char* function) {
+  if (THPStorage_Check(obj.ptr())) {
+    return THPStorage_Unpack(obj.ptr());
+  }
+  if (THPVariable_Check(obj.ptr())) {
+    return THPVariable_Unpack(obj.ptr()).storage();
+  }
+  throw py::type_error(std::string(function) +
+                       "() expects a torch.Tensor or torch.UntypedStorage, got " +
+                       std::string(py::str(py::type::of(obj).attr("__name__"))));
 }
 
 void add_functions(py::module_& m) {
@@ -111,6 +140,75 @@ void add_functions(py::module_& m) {
         return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(gen));
       },
       py::arg("device"), "The default torch.Generator of a device.");
+  m.def(
+      "_get_backend_format",
+      [](py::handle t) {
+        return c10::accinte::get_tensor_format(tensor_arg(t, "_get_backend_format"));
+      },
+      py::arg("tensor"), "The format tag in an accinte tensor's BackendMeta (0: none set).");
+  m.def(
+      "_set_backend_format",
+      [](py::handle t, int64_t format) {
+        c10::accinte::set_tensor_format(tensor_arg(t, "_set_backend_format"), format);
+      },
+      py::arg("tensor"), py::arg("format"),
+      "Sets the format tag in an accinte tensor's BackendMeta.");
+  m.def(
+      "_is_accinte_storage_impl",
+      [](py::handle obj) {
+        return c10::accinte::as_accinte_storage(storage_arg(obj, "_is_accinte_storage_impl")) !=
+               nullptr;
+      },
+      py::arg("obj"), "True if the storage's StorageImpl is an AccInteStorageImpl.");
+  m.def(
+      "_storage_serial",
+      [](py::handle obj) {
+        const auto* impl = c10::accinte::as_accinte_storage(storage_arg(obj, "_storage_serial"));
+        TORCH_CHECK(impl != nullptr, "_storage_serial() expects an accinte storage, got one of ",
+                    storage_arg(obj, "_storage_serial").device());
+        return impl->serial();
+      },
+      py::arg("obj"), "The serial number of an AccInteStorageImpl.");
+  m.def(
+      "_share_storage",
+      [](py::handle obj) {
+        const c10::Storage storage = storage_arg(obj, "_share_storage");
+        c10::accinte::IpcStorageHandle shared;
+        {
+          py::gil_scoped_release no_gil; // waits for the device's streams
+          shared = c10::accinte::share_storage(storage);
+        }
+        return py::make_tuple(
+            shared.device,
+            py::bytes(shared.handle.reserved, sizeof(shared.handle.reserved)), shared.offset,
+            shared.nbytes);
+      },
+      py::arg("storage"),
+      "(device, handle, offset, nbytes) of an accinte storage for another process "
+      "(acIpcGetMemHandle).");
+  m.def(
+      "_open_shared_storage",
+      [](c10::DeviceIndex device, const py::bytes& handle, size_t offset, size_t nbytes) {
+        c10::accinte::IpcStorageHandle shared;
+        const std::string bytes = handle;
+        if (bytes.size() != sizeof(shared.handle.reserved)) {
+          throw py::value_error("An accinte IPC handle has " +
+                                std::to_string(sizeof(shared.handle.reserved)) +
+                                " bytes, got " + std::to_string(bytes.size()));
+        }
+        std::memcpy(shared.handle.reserved, bytes.data(), bytes.size());
+        shared.device = device;
+        shared.offset = offset;
+        shared.nbytes = nbytes;
+        c10::Storage storage;
+        {
+          py::gil_scoped_release no_gil;
+          storage = c10::accinte::open_shared_storage(shared);
+        }
+        return py::reinterpret_steal<py::object>(THPStorage_Wrap(std::move(storage)));
+      },
+      py::arg("device"), py::arg("handle"), py::arg("offset"), py::arg("nbytes"),
+      "A torch.UntypedStorage over memory shared by another process (acIpcOpenMemHandle).");
 }
 
 } // namespace

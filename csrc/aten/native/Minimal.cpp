@@ -8,10 +8,12 @@
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/set_native.h>
 #include <ATen/ops/view_native.h>
+#include <c10/core/StorageImpl.h>
 #include <c10/core/TensorOptions.h>
 
 #include <csrc/runtime/AccInteDeviceAllocator.h>
 #include <csrc/runtime/AccInteException.h>
+#include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGuard.h>
 
 namespace at::native::accinte {
@@ -26,6 +28,19 @@ c10::DeviceIndex index_of(std::optional<c10::Device> device) {
   const c10::Device d = c10::device_or_default(device);
   TORCH_CHECK(d.is_privateuseone(), "Expected an accinte device, got ", d);
   return d.index(); // -1 ("accinte" with no index) means the current device
+}
+
+// A one-dimensional empty tensor over a new storage of `nbytes` on the
+// current device. The storage comes from c10::make_storage_impl, so it is an
+// AccInteStorageImpl (see Note [Custom storage]); at::detail::empty_generic
+// would construct a plain c10::StorageImpl and bypass the backend's factory.
+at::Tensor new_accinte_tensor(size_t nbytes, c10::ScalarType dtype) {
+  c10::Storage storage(c10::make_storage_impl(
+      c10::StorageImpl::use_byte_size_t(), static_cast<int64_t>(nbytes), c10::DataPtr(),
+      c10::accinte::getDeviceAllocator(), /*resizable=*/true,
+      c10::Device(c10::DeviceType::PrivateUse1, c10::accinte::current_device())));
+  return at::detail::make_tensor<c10::TensorImpl>(std::move(storage), kAccInteKeys,
+                                                   c10::scalarTypeToTypeMeta(dtype));
 }
 
 // Grows the storage of `self` so that it covers its sizes, strides and
@@ -53,8 +68,17 @@ at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarT
               "accinte supports only strided tensors, got layout ", *layout);
   TORCH_CHECK(!pin_memory.value_or(false), "Only CPU tensors can be pinned");
   AccInteGuard guard(index_of(device));
-  return at::detail::empty_generic(size, c10::accinte::getDeviceAllocator(), kAccInteKeys,
-                                   c10::dtype_or_default(dtype), memory_format);
+  at::detail::check_size_nonnegative(size);
+  const c10::ScalarType scalar_type = c10::dtype_or_default(dtype);
+  at::Tensor tensor = new_accinte_tensor(
+      at::detail::computeStorageNbytesContiguous(size, c10::elementSize(scalar_type)),
+      scalar_type);
+  if (size.size() != 1 || size[0] != 0) { // a fresh TensorImpl already has sizes [0]
+    tensor.unsafeGetTensorImpl()->set_sizes_contiguous(size);
+  }
+  tensor.unsafeGetTensorImpl()->empty_tensor_restride(
+      memory_format.value_or(c10::MemoryFormat::Contiguous));
+  return tensor;
 }
 // LITERALINCLUDE END: EMPTY.MEMORY_FORMAT
 
@@ -65,8 +89,13 @@ at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
               "accinte supports only strided tensors, got layout ", *layout);
   TORCH_CHECK(!pin_memory.value_or(false), "Only CPU tensors can be pinned");
   AccInteGuard guard(index_of(device));
-  return at::detail::empty_strided_generic(size, stride, c10::accinte::getDeviceAllocator(),
-                                           kAccInteKeys, c10::dtype_or_default(dtype));
+  at::detail::check_size_nonnegative(size);
+  const c10::ScalarType scalar_type = c10::dtype_or_default(dtype);
+  at::Tensor tensor = new_accinte_tensor(
+      at::detail::computeStorageNbytes(size, stride, c10::elementSize(scalar_type)),
+      scalar_type);
+  tensor.unsafeGetTensorImpl()->set_sizes_and_strides(size, stride);
+  return tensor;
 }
 
 // Views only rewrite metadata, so the CPU implementations are device-neutral.

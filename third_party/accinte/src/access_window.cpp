@@ -23,7 +23,7 @@
 namespace accinte {
 
 acError_t updateProtection(Allocation& a) {
-  if (!a.ownMapping) {
+  if (!a.protectable) {
     return acSuccess;  // pinned host memory, or strict mode is off
   }
   const bool wanted = a.windows > 0 || allocationTable().kernelWindows > 0;
@@ -43,7 +43,7 @@ AccessWindow::AccessWindow(std::vector<AllocationRef> allocations) {
   }
   std::lock_guard<std::mutex> lock(allocationTableMutex());
   for (AllocationRef& a : allocations) {
-    if (a == nullptr || !a->ownMapping) {
+    if (a == nullptr || !a->protectable) {
       continue;
     }
     ++a->windows;

@@ -43,8 +43,13 @@ ErrorText describe(int error) {
       return {"acErrorInvalidHostPointer", "invalid host pointer"};
     case acErrorNotSupported:
       return {"acErrorNotSupported",
-              "operation not supported: a call that waits for streams was made from a "
-              "host function or kernel running on a stream"};
+              "operation not supported: either a call that waits for streams was made from "
+              "a host function or kernel running on a stream, or IPC was asked for memory "
+              "allocated when no file descriptor was left to make it shareable"};
+    case acErrorMapBufferObjectFailed:
+      return {"acErrorMapBufferObjectFailed",
+              "IPC memory handle could not be opened: the exporting process freed the "
+              "allocation or exited, or the handle was not made by acIpcGetMemHandle"};
     case acErrorUnknown:
       return {"acErrorUnknown", "unknown error"};
   }

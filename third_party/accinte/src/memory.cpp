@@ -1,9 +1,12 @@
 // memory.cpp: acMalloc / acFree, pinned host memory, per-device capacity
 // accounting, acPointerGetAttributes and acMemGetInfo.
 //
-// Device memory is host memory owned by the runtime. Outside strict mode it
-// comes from posix_memalign; in strict mode every allocation is its own
-// page-rounded mmap, so it can be protected on its own (see access_window.cpp).
+// Device memory is host memory owned by the runtime: every allocation is its
+// own page-rounded shared mapping of a memfd, so that other processes can map
+// it (see Note [IPC] in ipc.cpp) and, in strict mode, it can be protected on
+// its own (see access_window.cpp). Should no descriptor be left for a memfd,
+// an allocation falls back to a private anonymous mapping, which works the
+// same in this process but cannot be shared.
 // Pinned host memory is ordinary heap memory tracked by the registry; it is
 // not actually locked, since nothing here does DMA.
 #include "memory.h"
@@ -18,6 +21,7 @@ namespace accinte {
 namespace {
 
 // cudaMalloc guarantees 256-byte alignment; code tuned for it may rely on it.
+// Device memory is page-aligned (a mapping of its own), pinned memory gets this.
 constexpr size_t kAlignment = 256;
 
 size_t pageSize() {
@@ -27,12 +31,16 @@ size_t pageSize() {
 
 // Maps fresh memory for `a`. Returns false when the system has none.
 bool mapMemory(Allocation& a, bool strict) {
-  if (strict && a.type == acMemoryTypeDevice) {
+  if (a.type == acMemoryTypeDevice) {
     const size_t page = pageSize();
     if (a.size > SIZE_MAX - page) {
       return false;
     }
     a.reserved = (a.size + page - 1) / page * page;
+    a.protectable = strict;
+    if (mapShared(a)) {
+      return true;
+    }
     // Mapped writable first so that the commit charge is taken now, while
     // failure can still be reported by acMalloc; dropping to PROT_NONE later
     // keeps the charge, so reopening a window never runs out of memory.
@@ -42,7 +50,7 @@ bool mapMemory(Allocation& a, bool strict) {
       return false;
     }
     a.base = p;
-    a.ownMapping = true;
+    a.backing = Backing::Private;
     return true;
   }
   a.reserved = a.size;
@@ -102,28 +110,34 @@ AllocationRef unregister(void* p, acMemoryType type) {
   }
   AllocationRef a = std::move(it->second);
   table.byBase.erase(it);
-  if (type == acMemoryTypeDevice) {
+  if (type == acMemoryTypeDevice && !a->imported) {
     table.used[a->device] -= a->size;
   }
   return a;
 }
 
-// The device allocation starting exactly at `p`, or null.
+}  // namespace
+
 AllocationRef findDeviceBase(void* p) {
   AllocationRef a = findAllocation(p);
   return a != nullptr && a->base == p && a->type == acMemoryTypeDevice ? a : nullptr;
 }
 
-}  // namespace
+AllocationRef unregisterDevice(void* p) {
+  return unregister(p, acMemoryTypeDevice);
+}
 
 Allocation::~Allocation() {
   if (base == nullptr) {
     return;
   }
-  if (ownMapping) {
-    (void)munmap(base, reserved);  // cannot fail: exactly what mmap returned
-  } else {
+  if (backing == Backing::Heap) {
     std::free(base);
+  } else {
+    (void)munmap(base, reserved);  // cannot fail: exactly what mmap returned
+  }
+  if (backing == Backing::Shared) {
+    closeShared(*this);
   }
 }
 
@@ -170,7 +184,7 @@ acError_t acFree(void* devPtr) {
       return acSuccess;
     }
     const AllocationRef a = findDeviceBase(devPtr);
-    if (a == nullptr) {
+    if (a == nullptr || a->imported) {  // IPC memory is released by acIpcCloseMemHandle
       return acErrorInvalidDevicePointer;
     }
     // Like cudaFree: work already queued on the device may still use it.

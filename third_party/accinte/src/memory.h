@@ -18,14 +18,29 @@
 
 namespace accinte {
 
-// One acMalloc or acMallocHost block.
+// Where an allocation's memory came from, so that ~Allocation can return it.
+enum class Backing {
+  Heap,       // posix_memalign: pinned host memory
+  Private,    // an anonymous private mmap: device memory that cannot be shared
+  Shared,     // an mmap of a memfd: device memory, shareable (see Note [IPC] in ipc.cpp)
+};
+
+// One acMalloc, acMallocHost or acIpcOpenMemHandle block.
 struct Allocation {
   void* base = nullptr;
   size_t size = 0;           // bytes the caller asked for
-  size_t reserved = 0;       // bytes actually mapped (strict mode rounds to pages)
+  size_t reserved = 0;       // bytes actually mapped (mappings are rounded to pages)
   int device = -1;           // owning device; -1 for pinned host memory
   acMemoryType type = acMemoryTypeDevice;
-  bool ownMapping = false;   // true: base came from mmap, else from posix_memalign
+  Backing backing = Backing::Heap;
+  bool protectable = false;  // strict mode: PROT_NONE outside access windows
+
+  // Sharing (Backing::Shared). The memfd stays open for the allocation's
+  // life, so that another process can open it through /proc/<pid>/fd/<fd>.
+  int fd = -1;
+  uint64_t shareNonce = 0;   // with shareSerial, names the memfd ("accinte:<nonce>:<serial>")
+  uint64_t shareSerial = 0;  // and tells a live handle from a stale one
+  bool imported = false;     // mapped by acIpcOpenMemHandle: released by acIpcCloseMemHandle
 
   // Strict-mode protection, guarded by allocationTableMutex().
   int windows = 0;           // open AccessWindows over this allocation
@@ -52,6 +67,25 @@ struct AllocationTable {
   int kernelWindows = 0;                      // open KernelAccessWindows (strict mode)
 };
 AllocationTable& allocationTable();
+
+// Device memory (ipc.cpp): maps `a.reserved` bytes of a new memfd, shared, and
+// fills base, fd and the share ids. False, with nothing to undo, when the
+// descriptor budget is spent or the system refuses; the caller then falls
+// back to private memory. See Note [IPC].
+bool mapShared(Allocation& a);
+
+// Closes a shared allocation's memfd (~Allocation) and returns its slot to
+// the descriptor budget.
+void closeShared(Allocation& a);
+
+// The device allocation starting exactly at `p`, or null. Takes
+// allocationTableMutex().
+AllocationRef findDeviceBase(void* p);
+
+// Removes the device allocation starting exactly at `p` from the registry and
+// returns its capacity (unless imported); null if there is none. The memory
+// goes when the last reference does. Takes allocationTableMutex().
+AllocationRef unregisterDevice(void* p);
 
 // The live allocation containing `p` (interior pointers included), or null.
 // Takes allocationTableMutex().

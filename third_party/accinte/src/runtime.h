@@ -6,6 +6,7 @@
 //   error.cpp          error names and strings
 //   device.cpp         device count, current device, properties, device sync
 //   memory.cpp         allocation registry, capacity, pointer attributes
+//   ipc.cpp            shareable device memory and acIpc*
 //   access_window.cpp  strict-mode protection and access windows
 //   copy.cpp           memcpy / memset, synchronous and queued
 //   stream.cpp         the Stream worker (queue, tickets, errors)

@@ -13,7 +13,9 @@
  *     access windows (memcpy, memset and launched kernels);
  *   - each stream owns one worker thread that runs the stream's queued tasks
  *     in order; a stream is busy until its last task has *finished*;
- *   - the current device is per host thread, like CUDA's.
+ *   - the current device is per host thread, like CUDA's;
+ *   - device memory is shared memory (a memfd per allocation), so another
+ *     process can map it through an IPC handle (acIpcGetMemHandle).
  *
  * Environment:
  *   ACCINTE_DEVICE_COUNT   number of devices (default 2, at most 64)
@@ -62,7 +64,12 @@ typedef enum acError {
   acErrorInvalidHostPointer = 10,   /* pointer is not a live pinned allocation */
   acErrorNotSupported = 11,         /* not allowed here: a call that waits for
                                        streams, made from a host function or
-                                       kernel running on a stream's worker */
+                                       kernel running on a stream's worker; or
+                                       an IPC export of memory that is not
+                                       shareable (see acIpcGetMemHandle) */
+  acErrorMapBufferObjectFailed = 12,/* an IPC handle could not be opened: the
+                                       exporting process exited or freed the
+                                       memory, or the handle is corrupt */
   acErrorUnknown = 999              /* an unexpected internal failure */
 } acError_t;
 
@@ -100,6 +107,16 @@ typedef struct acDeviceProp {
   int minor;
   int multiProcessorCount; /* host CPUs the kernels may use */
 } acDeviceProp;
+
+/* An IPC handle to device memory (cudaIpcMemHandle_t): plain bytes that may
+ * be copied, stored and sent to another process by any means. */
+#define ACCINTE_IPC_HANDLE_SIZE 64
+typedef struct acIpcMemHandle_st {
+  char reserved[ACCINTE_IPC_HANDLE_SIZE];
+} acIpcMemHandle_t;
+
+/* acIpcOpenMemHandle flags (cudaIpcMem*). Peer access is always on. */
+#define acIpcMemLazyEnablePeerAccess 0x1u
 
 /* Opaque handles. A NULL acStream_t names the device's default stream. */
 typedef struct acStream_st* acStream_t;
@@ -166,6 +183,34 @@ ACCINTE_API ACCINTE_NODISCARD acError_t acMemcpyAsync(void* dst, const void* src
 ACCINTE_API ACCINTE_NODISCARD acError_t acMemset(void* devPtr, int value, size_t count);
 ACCINTE_API ACCINTE_NODISCARD acError_t acMemsetAsync(void* devPtr, int value, size_t count,
                                                     acStream_t stream);
+
+/* ---- inter-process sharing (cudaIpc*) -------------------------------------- */
+/* A handle to the device allocation containing `devPtr` (any pointer inside
+ * it). Another process opens it with acIpcOpenMemHandle, which maps the same
+ * memory; writes on either side are seen by the other once the writing work
+ * has finished (synchronize before signalling the other process).
+ * The handle stays openable while the exporter's allocation is alive (until
+ * acFree or process exit): keep it alive until the importer has opened it.
+ * acErrorInvalidDevicePointer for a pointer outside device memory;
+ * acErrorNotSupported for an allocation made when the process had no file
+ * descriptor to spare (the runtime keeps half the descriptor limit free). */
+ACCINTE_API ACCINTE_NODISCARD acError_t acIpcGetMemHandle(acIpcMemHandle_t* handle,
+                                                        void* devPtr);
+/* Maps the memory of a handle from acIpcGetMemHandle (made by any process,
+ * including this one) and returns the base of the allocation. The memory
+ * stays valid until acIpcCloseMemHandle, even if the exporter frees it or
+ * exits meanwhile. It belongs to the handle's device, does not count against
+ * this process's capacity, and cannot be released with acFree. `flags`: 0 or
+ * acIpcMemLazyEnablePeerAccess. acErrorMapBufferObjectFailed if the memory is
+ * gone or the handle is not one of ours; acErrorInvalidDevice if this process
+ * has no such device. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acIpcOpenMemHandle(void** devPtr,
+                                                         acIpcMemHandle_t handle,
+                                                         unsigned int flags);
+/* Unmaps memory from acIpcOpenMemHandle, first waiting for its device's
+ * streams like acFree. acErrorInvalidDevicePointer if `devPtr` is not the
+ * base of opened IPC memory. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acIpcCloseMemHandle(void* devPtr);
 
 /* ---- streams ------------------------------------------------------------- */
 /* A new stream on the current device. */

@@ -1,0 +1,57 @@
+#include <csrc/runtime/AccInteIPC.h>
+
+#include <c10/core/StorageImpl.h>
+
+#include <csrc/runtime/AccInteException.h>
+#include <csrc/runtime/AccInteFunctions.h>
+#include <csrc/runtime/AccInteGuard.h>
+
+namespace c10::accinte {
+namespace {
+
+// DataPtr deleter of a received storage: `context` is the mapping's base.
+void close_mapping(void* context) {
+  ACCINTE_CHECK_WARN(acIpcCloseMemHandle(context));
+}
+
+} // namespace
+
+IpcStorageHandle share_storage(const c10::Storage& storage) {
+  TORCH_CHECK(storage.device().is_privateuseone(),
+              "share_storage expects an accinte storage, got one on ", storage.device());
+  TORCH_CHECK(storage.nbytes() > 0 && storage.data() != nullptr,
+              "Cannot share an empty accinte storage: it has no memory to map");
+  IpcStorageHandle out;
+  out.device = storage.device().index();
+  out.nbytes = storage.nbytes();
+  device_synchronize(out.device);
+  void* data = const_cast<void*>(storage.data());
+  acPointerAttributes attributes{};
+  ACCINTE_CHECK(acPointerGetAttributes(&attributes, data));
+  TORCH_CHECK(attributes.type == acMemoryTypeDevice,
+              "The memory of an accinte storage is not device memory: ", data);
+  out.offset = static_cast<size_t>(static_cast<char*>(data) -
+                                   static_cast<char*>(attributes.basePointer));
+  ACCINTE_CHECK(acIpcGetMemHandle(&out.handle, data));
+  return out;
+}
+
+c10::Storage open_shared_storage(const IpcStorageHandle& handle) {
+  check_device_index(handle.device);
+  AccInteGuard guard(handle.device);
+  void* base = nullptr;
+  ACCINTE_CHECK(acIpcOpenMemHandle(&base, handle.handle, acIpcMemLazyEnablePeerAccess));
+  const c10::Device device(c10::DeviceType::PrivateUse1, handle.device);
+  c10::DataPtr data(static_cast<char*>(base) + handle.offset, base, &close_mapping, device);
+  acPointerAttributes attributes{};
+  ACCINTE_CHECK(acPointerGetAttributes(&attributes, base));
+  TORCH_CHECK(handle.offset <= attributes.size && handle.nbytes <= attributes.size - handle.offset,
+              "A shared accinte storage of ", handle.nbytes, " bytes at offset ", handle.offset,
+              " does not fit in the ", attributes.size, "-byte allocation its handle names");
+  // Through the backend's factory, so that it is an AccInteStorageImpl too.
+  return c10::Storage(c10::make_storage_impl(
+      c10::StorageImpl::use_byte_size_t(), static_cast<int64_t>(handle.nbytes), std::move(data),
+      /*allocator=*/nullptr, /*resizable=*/false, device));
+}
+
+} // namespace c10::accinte

@@ -1,0 +1,151 @@
+"""Sharing accinte tensors between processes (torch_accinte/accinte/reductions.py
+over the runtime's acIpc* calls): the receiver maps the same device memory.
+
+Spawned children take a few seconds each (they import torch), so the
+cross-process behaviours are grouped into few children."""
+
+import multiprocessing.reduction
+import os
+
+import pytest
+import torch
+import torch.multiprocessing as mp
+
+TIMEOUT = 60
+pickler = multiprocessing.reduction.ForkingPickler
+
+
+def round_trip(obj):
+    return pickler.loads(pickler.dumps(obj))
+
+
+# ---- in one process: the reducers themselves --------------------------------------
+
+
+def test_accinte_tensors_travel_as_handles_not_copies():
+    t = torch.arange(6.0, device="accinte:1")
+    assert len(pickler.dumps(torch.zeros(1 << 16, device="accinte"))) < 2048  # no data inside
+    back = round_trip(t[2:5])
+    assert back.device == torch.device("accinte:1") and back.storage_offset() == 2
+    # In the exporting process itself the cached storage comes back.
+    assert back.untyped_storage().data_ptr() == t.untyped_storage().data_ptr()
+    back.fill_(-1)
+    assert t.cpu().tolist() == [0, 1, -1, -1, -1, 5]
+
+
+def test_views_and_storages_keep_sharing():
+    t = torch.zeros(4, device="accinte")
+    a, view, storage = round_trip([t, t[1:], t.untyped_storage()])
+    assert a.untyped_storage().data_ptr() == view.untyped_storage().data_ptr() \
+        == storage.data_ptr()
+    assert torch.accinte._is_accinte_storage_impl(storage)
+
+
+def test_parameters_and_grad_flags_survive():
+    p = torch.nn.Parameter(torch.ones(3, device="accinte"))
+    back = round_trip(p)
+    assert isinstance(back, torch.nn.Parameter) and back.requires_grad
+    assert round_trip(torch.ones(2, device="accinte", requires_grad=True)).requires_grad
+
+
+def test_empty_tensors_and_storages():
+    assert round_trip(torch.empty(0, device="accinte:1")).device == torch.device("accinte:1")
+    assert round_trip(torch.UntypedStorage(0, device="accinte")).nbytes() == 0
+
+
+def test_non_leaf_tensors_are_refused():
+    x = torch.ones(2, device="accinte", requires_grad=True) * 2
+    with pytest.raises(RuntimeError, match="detach"):
+        pickler.dumps(x)
+
+
+def test_cpu_tensors_still_use_torch_reducers():
+    t = torch.zeros(3)
+    back = round_trip(t)
+    assert back.device.type == "cpu" and t.is_shared()
+
+
+# ---- across processes --------------------------------------------------------------
+
+
+def _child_exchange(inbox, outbox):
+    t, view = inbox.get(timeout=TIMEOUT)
+    outbox.put(("received", t.cpu().tolist(), view.untyped_storage().data_ptr()
+                == t.untyped_storage().data_ptr(), str(t.device)))
+    view.add_(100)  # the child writes ...
+    torch.accinte.synchronize()
+    outbox.put("child wrote")
+    assert inbox.get(timeout=TIMEOUT) == "parent wrote"
+    outbox.put(("child sees", t.cpu().tolist()))
+    outbox.put(("back", t))  # and sends the tensor home
+    assert inbox.get(timeout=TIMEOUT) == "done"
+
+
+def test_parent_and_child_see_each_others_writes():
+    ctx = mp.get_context("spawn")
+    inbox, outbox = ctx.Queue(), ctx.Queue()
+    child = ctx.Process(target=_child_exchange, args=(inbox, outbox))
+    child.start()
+    try:
+        t = torch.arange(4.0, device="accinte:1")
+        inbox.put((t, t[1:3]))
+        assert outbox.get(timeout=TIMEOUT) == ("received", [0, 1, 2, 3], True, "accinte:1")
+        assert outbox.get(timeout=TIMEOUT) == "child wrote"
+        assert t.cpu().tolist() == [0, 101, 102, 3]
+        t.mul_(2)  # the parent writes ...
+        torch.accinte.synchronize()
+        inbox.put("parent wrote")
+        assert outbox.get(timeout=TIMEOUT) == ("child sees", [0, 202, 204, 6])
+        tag, back = outbox.get(timeout=TIMEOUT)
+        # Home again: the child's handle is its own, so this is a second
+        # mapping of the same memory (see reductions.py), not a copy.
+        back[0] = -5.0
+        torch.accinte.synchronize()
+        assert t.cpu().tolist() == [-5, 202, 204, 6]
+        inbox.put("done")
+        child.join(TIMEOUT)
+        assert child.exitcode == 0
+    finally:
+        if child.is_alive():
+            child.kill()
+
+
+def _child_outlives(inbox, outbox):
+    t = inbox.get(timeout=TIMEOUT)
+    outbox.put("received")
+    assert inbox.get(timeout=TIMEOUT) == "parent freed"
+    t.add_(1)
+    torch.accinte.synchronize()
+    outbox.put(t.cpu().tolist())
+
+
+def test_memory_lives_until_the_receiver_releases_it_in_strict_mode(run_python):
+    # A fresh parent, so that both processes run strict mode: each one's
+    # mapping faults on host access outside the runtime's access windows.
+    result = run_python("""
+        import gc
+        import torch, torch.multiprocessing as mp
+        from torch_accinte import _C
+        from test_multiprocessing import _child_outlives
+        if __name__ == "__main__":
+            assert _C._is_strict()
+            ctx = mp.get_context("spawn")
+            inbox, outbox = ctx.Queue(), ctx.Queue()
+            child = ctx.Process(target=_child_outlives, args=(inbox, outbox))
+            child.start()
+            t = torch.full((1000,), 7.0, device="accinte")
+            inbox.put(t)
+            assert outbox.get(timeout=60) == "received"
+            del t  # the parent lets go of its tensor ...
+            gc.collect()
+            torch.accinte.empty_cache()
+            reuse = [torch.zeros(1000, device="accinte") for _ in range(8)]  # and reuses memory
+            inbox.put("parent freed")
+            assert outbox.get(timeout=60) == [8.0] * 1000
+            assert all(r.sum().item() == 0 for r in reuse)
+            child.join(60)
+            assert child.exitcode == 0
+            print("ok")
+    """, env={"ACCINTE_STRICT": "1", "PYTHONPATH": os.path.dirname(os.path.abspath(__file__))})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
