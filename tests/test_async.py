@@ -50,6 +50,7 @@ def test_data_dependent_operators_synchronise():
 def test_work_follows_the_current_stream():
     s = torch.accinte.Stream()
     x = torch.ones(100, device="accinte")
+    torch.accinte.synchronize()
     with torch.accinte.stream(s):
         torch.accinte._sleep(300)
         y = x * 2
