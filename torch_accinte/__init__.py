@@ -43,6 +43,8 @@ def _register_backend() -> None:
     torch.utils.generate_methods_for_privateuse1_backend(
         for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True
     )
+    # Python registrations name the device, so they come after the rename.
+    from torch_accinte.accinte import ops  # noqa: F401
     _registered = True
 
 
