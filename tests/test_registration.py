@@ -353,3 +353,32 @@ def test_square_override_runs_below_autograd_too():
         y = torch.square(x)
     assert calls("square") == before + 1
     torch.testing.assert_close(y.cpu(), x.cpu() ** 2)
+
+
+# ---- every form's kernels in strict mode --------------------------------------------
+
+STRICT_SCRIPT = """
+import torch
+x = torch.tensor([[-1.5, 2.0], [0.5, -3.0]])
+d = x.to("accinte")
+checks = {
+    "abs_stub": torch.equal(torch.abs(d).cpu(), x.abs()),
+    "custom_abs": torch.equal(torch.ops.accinte.custom_abs(d).cpu(), x.abs()),
+    "aliasing": torch.equal(torch.ops.accinte.custom_autograd_fn_aliasing(d).cpu(), x),
+    "sub": torch.equal((d - d * 2).cpu(), x - x * 2),
+    "scaled_add": torch.equal(torch.ops.accinte.scaled_add(d, d, 2.0).cpu(), x * 3),
+    "frac": torch.equal(torch.frac(d).cpu(), torch.frac(x)),
+    "fused_add_relu": torch.equal(torch.ops.accinte.fused_add_relu(d, d).cpu(), (2 * x).relu()),
+    "conj copy": torch.equal(x.to(torch.complex64).to("accinte").conj().cpu(),
+                             x.to(torch.complex64).conj()),
+    "square": torch.equal(torch.square(d).cpu(), x * x),
+}
+print(sorted(k for k, ok in checks.items() if not ok))
+"""
+
+
+def test_every_form_works_in_strict_mode(run_python):
+    # Host code that dereferenced device memory outside a kernel would fault here.
+    out = run_python(STRICT_SCRIPT, env={"ACCINTE_STRICT": "1"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

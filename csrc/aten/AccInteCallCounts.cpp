@@ -7,8 +7,8 @@
 
 namespace at::native::accinte {
 
-// An operator without tensor arguments has no backend to dispatch on: its
-// kernel is registered for every key at once (m.def with a function).
+// An operator without tensor arguments has no dispatch key to pick a kernel
+// by: m.def with a function registers one catch-all kernel, which serves it.
 TORCH_LIBRARY_FRAGMENT(accinte, m) {
   m.def("_call_count(str name) -> int", TORCH_FN(call_count));
 }

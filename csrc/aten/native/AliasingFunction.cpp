@@ -16,14 +16,17 @@
 //   ADInplaceOrView      PyTorch's autogradNotImplementedInplaceOrViewFallback:
 //                        makes the output a view of the input the schema
 //                        names, whatever kernel produced it.
-//   PrivateUse1          the device kernel: a tensor over the same memory.
+//   PrivateUse1          the device kernel: a tensor over the same memory,
+//                        with no autograd metadata (a kernel that made the
+//                        alias with an ATen view op would get a view from
+//                        that op's own ADInplaceOrView kernel, but only by
+//                        accident of how it was written).
 //
 // forward therefore dispatches with only the autograd keys excluded
 // (AutoDispatchBelowAutograd), so that the ADInplaceOrView kernel runs.
 #include <csrc/aten/native/AliasingFunction.h>
 
 #include <ATen/core/dispatch/Dispatcher.h>
-#include <ATen/ops/alias.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 namespace at::native::accinte {
@@ -54,9 +57,16 @@ struct AliasingFunction : torch::autograd::Function<AliasingFunction> {
 } // namespace
 
 at::Tensor custom_autograd_fn_aliasing(const at::Tensor& self) {
-  // Reached below ADInplaceOrView (the fallback there excludes it), so this is
-  // a plain tensor over self's storage; the view bookkeeping is the caller's.
-  return at::alias(self);
+  // A new tensor over self's storage, with self's layout, built directly as
+  // a device kernel would: no autograd metadata at all. Making it a view is
+  // the ADInplaceOrView kernel's job (see the Note).
+  auto impl = c10::make_intrusive<c10::TensorImpl>(
+      c10::TensorImpl::VIEW, c10::Storage(self.storage()), self.key_set(), self.dtype());
+  impl->set_sizes_and_strides(self.sizes(), self.strides(), self.storage_offset());
+  at::Tensor alias(std::move(impl));
+  alias._set_conj(self.is_conj());
+  alias._set_neg(self.is_neg());
+  return alias;
 }
 
 at::Tensor custom_autograd_fn_aliasing_autograd(const at::Tensor& self) {

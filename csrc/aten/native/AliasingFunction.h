@@ -7,8 +7,9 @@
 
 namespace at::native::accinte {
 
-/// PrivateUse1: a tensor sharing self's memory, sizes and strides. Makes no
-/// autograd view of it: the ADInplaceOrView kernel does, from the schema.
+/// PrivateUse1: a tensor sharing self's memory, sizes, strides and math bits.
+/// Makes no autograd view of it: the ADInplaceOrView kernel does, from the
+/// schema.
 at::Tensor custom_autograd_fn_aliasing(const at::Tensor& self);
 
 /// AutogradPrivateUse1: applies the Function, whose output is marked as a

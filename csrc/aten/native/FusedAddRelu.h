@@ -1,8 +1,8 @@
 #pragma once
 // Kernels of accinte::fused_add_relu(Tensor self, Tensor other) -> Tensor:
 // relu(self + other) in one kernel, for tensors of one shape and dtype.
-// Registration: ../AccInteNamespaceExtension.cpp. No autograd kernel: it is an
-// inference-only operator (backward raises, see the registration file).
+// Registration: ../AccInteNamespaceExtension.cpp. No autograd kernel: an
+// inference operator (see the registration file for what autograd does).
 
 #include <ATen/core/Tensor.h>
 
