@@ -92,6 +92,17 @@ def test_abs_in_place_and_out_go_through_the_stub():
     assert torch.equal(out.cpu(), x.abs()) and torch.equal(d.cpu(), x.abs())
 
 
+def test_abs_stub_on_strided_tensors():
+    x = make(torch.float32, (6, 8))
+    d = x.to(DEVICE)
+    assert torch.equal(torch.abs(d.t()).cpu(), x.t().abs())
+    d[:, ::2].abs_()
+    expected = x.clone()
+    expected[:, ::2].abs_()
+    assert torch.equal(d.cpu(), expected)
+    assert torch.equal(torch.ops.accinte.custom_abs(d.t()[::2]).cpu(), expected.t()[::2].abs())
+
+
 def test_abs_stub_runs_on_the_stream():
     x = torch.full((1000,), -2.0, device=DEVICE)
     torch.accinte._sleep(200)
