@@ -47,6 +47,8 @@ def _register_backend() -> None:
     from torch_accinte.accinte import reductions
 
     reductions.init_reductions()
+    # Python registrations name the device, so they come after the rename.
+    from torch_accinte.accinte import ops  # noqa: F401
     _registered = True
 
 

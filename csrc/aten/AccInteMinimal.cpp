@@ -24,19 +24,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 }
 // LITERALINCLUDE END: TORCH_LIBRARY_IMPL
 
-// _copy_from honours the conjugate and negative bits itself (the CPU copy it
-// runs resolves them), so the math-bit fallbacks must not materialise them
-// first: that materialisation is a copy, which would come back here forever.
-TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
-  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
-  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
-}
-
-TORCH_LIBRARY_IMPL(aten, Negative, m) {
-  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
-  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
-}
-
 // LITERALINCLUDE START: FALLBACK REGISTRATION
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&accinte_fallback>());

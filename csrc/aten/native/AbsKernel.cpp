@@ -1,0 +1,51 @@
+#include <csrc/aten/native/AbsKernel.h>
+
+#include <ATen/Dispatch_v2.h>
+#include <ATen/ops/abs_cpu_dispatch.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+
+#include <csrc/aten/native/CallCounts.h>
+#include <csrc/aten/native/CpuAlias.h>
+#include <csrc/runtime/AccInteKernel.h>
+#include <csrc/runtime/AccInteStream.h>
+
+#include <type_traits>
+
+namespace at::native::accinte {
+
+// LITERALINCLUDE START: DISPATCH STUB KERNEL
+void abs_kernel(at::TensorIteratorBase& iter) {
+  count_call("abs_stub"); // test hook, see CallCounts.h
+  // The dtype switch runs on the calling thread, as a device kernel's launch
+  // would: an unsupported dtype raises here, at the call, not in the stream.
+  // The dtypes: CUDA's (abs of bool is the identity) and the CPU's.
+  bool is_bool = false;
+  AT_DISPATCH_V2(iter.dtype(), "abs_accinte", AT_WRAP([&] {
+                   is_bool = std::is_same_v<scalar_t, bool>;
+                 }),
+                 AT_EXPAND(AT_ALL_TYPES), AT_EXPAND(AT_COMPLEX_TYPES), AT_EXPAND(AT_FLOAT8_TYPES),
+                 kHalf, kBFloat16, kComplexHalf, kBool);
+  if (iter.numel() == 0) {
+    return;
+  }
+  // A real device would launch its own abs loop here. accinte's device
+  // memory is host memory, so its kernel is the CPU's abs run in place on
+  // CPU aliases of the iterator's operands (see CpuAlias.h), on the stream's
+  // worker thread. (Not abs_stub(kCPU, ...): a DispatchStub's CPU entry can
+  // only be called from inside libtorch, whose build defines the CPU
+  // capabilities the call's ABI depends on.)
+  const auto stream = c10::accinte::getCurrentAccInteStream(iter.device().index());
+  c10::accinte::launch_kernel(
+      stream, [out = cpu_alias(iter.output()), self = cpu_alias(iter.input()), is_bool]() mutable {
+        c10::impl::ExcludeDispatchKeyGuard no_autograd(
+            c10::autograd_dispatch_keyset_with_ADInplaceOrView);
+        if (is_bool) {
+          out.copy_(self);
+        } else {
+          at::cpu::abs_out(out, self);
+        }
+      });
+}
+// LITERALINCLUDE END: DISPATCH STUB KERNEL
+
+} // namespace at::native::accinte
