@@ -15,6 +15,12 @@ import textwrap
 import pytest
 
 
+def pytest_collection_modifyitems(config, items):
+    """The OpInfo conformance suite runs last: it is the longest part, and the
+    device-memory accounting tests want a device no other test has filled."""
+    items.sort(key=lambda item: "conformance" in item.nodeid)
+
+
 @pytest.fixture
 def run_python():
     def run(source: str, env: dict[str, str] | None = None, timeout: float = 120):

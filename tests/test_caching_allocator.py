@@ -5,6 +5,7 @@ free-and-retry on out-of-memory, the per-process fraction, fragmentation.
 Addresses prove reuse: a block handed out again has the same data_ptr.
 """
 
+import gc
 import random
 
 import pytest
@@ -30,6 +31,7 @@ def delta(before: dict, after: dict, key: str) -> int:
 def empty_allocator():
     """Each test starts with no cached memory on device 0: every segment is
     released, so the numbers below are exact."""
+    gc.collect()  # tensors kept alive only by reference cycles of earlier tests
     torch.accinte.synchronize()
     torch.accinte.empty_cache()
     assert torch.accinte.memory_reserved(0) == 0, (

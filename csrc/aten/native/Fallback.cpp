@@ -18,9 +18,10 @@
 //   3. randomness: random operators get this device's generator (its CPU
 //      engine), never the CPU's default one.
 //
-// Operators whose output shapes depend on data (nonzero, unique,
-// masked_select, ...), whose Meta kernel is missing, fails, or is a slow
-// Python one while outputs must be allocated, take the synchronous path: the
+// Meta kernels written in Python are slow, so their results are cached per
+// call signature (MetaCache.h). Operators whose output shapes depend on data
+// (nonzero, unique, masked_select, ...), or whose Meta kernel is missing or
+// fails, take the synchronous path: the
 // same kernel on the same aliases, but the calling thread waits for it, then
 // moves what the CPU kernel allocated to the device. It is also the path
 // that reports the CPU kernel's own error, with its own type, when a call is
@@ -31,6 +32,7 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <csrc/aten/native/CpuAlias.h>
+#include <csrc/aten/native/MetaCache.h>
 #include <csrc/aten/native/OpPlan.h>
 #include <csrc/runtime/AccInteDeviceAllocator.h>
 #include <csrc/runtime/AccInteFunctions.h>
@@ -232,11 +234,28 @@ bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::St
     }
     mirrors[i] = meta_stack.back();
   }
-  if (!skip_meta) {
+  // A Python Meta kernel's result is reused for calls with the same
+  // signature (MetaCache.h).
+  std::optional<std::string> signature;
+  bool from_cache = false;
+  if (!skip_meta && plan.meta_is_python) {
+    signature = meta_signature(op, args);
+    if (signature) {
+      if (auto cached = lookup_meta(*signature)) {
+        meta_stack = std::move(cached->returns);
+        mirrors = std::move(cached->mirrors);
+        from_cache = true;
+      }
+    }
+  }
+  if (!skip_meta && !from_cache) {
     try {
       op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &meta_stack);
     } catch (const std::exception&) {
       return false;
+    }
+    if (signature) {
+      remember_meta(*signature, MetaResult{meta_stack, mirrors});
     }
   }
 

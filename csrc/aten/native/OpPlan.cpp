@@ -129,12 +129,11 @@ std::unique_ptr<OpPlan> make_plan(const c10::OperatorHandle& op) {
     plan->meta_is_python =
         line != std::string::npos && table.substr(line, end - line).find(".py:") != std::string::npos;
   }
-  // A Python Meta kernel costs more than waiting for the kernel itself, so
-  // calls that need it for output shapes wait instead.
+  // A Python Meta kernel is slow, but its results are cached per call
+  // signature (MetaCache.h), so only the first call of a signature pays.
   plan->can_run_async = returns_only_tensors && !is_data_dependent(name) &&
                         !is_data_dependent(name + "." + schema.overload_name()) &&
-                        op.hasKernelForDispatchKey(c10::DispatchKey::Meta) &&
-                        (!plan->meta_is_python || plan->outputs_preallocated);
+                        op.hasKernelForDispatchKey(c10::DispatchKey::Meta);
   if (plan->can_run_async && has_fresh_return) {
     plan->out_variant = find_out_variant(schema);
   }
