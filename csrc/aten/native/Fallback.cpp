@@ -185,6 +185,9 @@ at::Tensor view_of(const at::Tensor& base, const at::Tensor& meta) {
 }
 
 at::Tensor empty_like_meta(const at::Tensor& meta) {
+  if (!meta.defined()) {
+    return meta; // an output the call does not produce (e.g. masked gradients)
+  }
   return at::detail::empty_strided_generic(
       meta.sizes(), meta.strides(), c10::accinte::getDeviceAllocator(),
       c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), meta.scalar_type());
@@ -203,7 +206,15 @@ void match_layout(const at::Tensor& device_tensor, const at::Tensor& meta) {
 
 // Runs `op` as a kernel on the current stream (see the Note). Returns false,
 // having changed nothing, when the call must take the synchronous path.
-bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::Stack* stack) {
+// A Python Meta kernel's result for a signature seen for the first time: the
+// call runs synchronously, then validate_and_remember checks it.
+struct PendingMeta {
+  std::string signature;
+  MetaResult result;
+};
+
+bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::Stack* stack,
+               std::optional<PendingMeta>* pending) {
   const auto& schema = op.schema();
   const size_t num_args = schema.arguments().size();
   const size_t first = stack->size() - num_args;
@@ -242,6 +253,9 @@ bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::St
     signature = meta_signature(op, args);
     if (signature) {
       if (auto cached = lookup_meta(*signature)) {
+        if (!cached->trusted) {
+          return false;
+        }
         meta_stack = std::move(cached->returns);
         mirrors = std::move(cached->mirrors);
         from_cache = true;
@@ -255,7 +269,10 @@ bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::St
       return false;
     }
     if (signature) {
-      remember_meta(*signature, MetaResult{meta_stack, mirrors});
+      // First call of this signature: run it synchronously and check the
+      // Meta kernel against the real outputs (see MetaCache.h).
+      *pending = PendingMeta{std::move(*signature), MetaResult{meta_stack, mirrors}};
+      return false;
     }
   }
 
@@ -317,9 +334,15 @@ bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::St
   for (const IValue& out : fresh) {
     targets.push_back(map_tensors(out, output_alias));
   }
-  const bool copy_results = !fresh.empty() && !plan.out_variant;
+  // out= overloads want every output; a call that produces only some (masked
+  // gradients) runs the functional operator and copies what it returns.
+  bool some_output_missing = false;
+  for (const IValue& out : fresh) {
+    for_each_tensor(out, [&](const at::Tensor& t) { some_output_missing |= !t.defined(); });
+  }
+  const bool copy_results = !fresh.empty() && (!plan.out_variant || some_output_missing);
   c10::OperatorHandle kernel_op = op;
-  if (!fresh.empty() && plan.out_variant) {
+  if (!fresh.empty() && !copy_results) {
     kernel_op = *plan.out_variant;
     cpu_stack.insert(cpu_stack.end(), targets.begin(), targets.end());
     targets.clear();
@@ -336,7 +359,9 @@ bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::St
         if (copy_results) {
           for (size_t i = 0; i < targets.size(); ++i) {
             if (targets[i].isTensor()) {
-              targets[i].toTensor().copy_(cpu_stack[i].toTensor());
+              if (targets[i].toTensor().defined()) {
+                targets[i].toTensor().copy_(cpu_stack[i].toTensor());
+              }
             } else {
               const auto outs = targets[i].toListRef();
               const auto got = cpu_stack[i].toListRef();
@@ -497,15 +522,66 @@ void run_sync(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   }
 }
 
+// Same sizes and dtypes (strides may differ: outputs are allocated with the
+// Meta kernel's, and kernels write into whatever layout they are given).
+bool same_shape(const IValue& meta, const IValue& real) {
+  if (meta.isTensor() && real.isTensor()) {
+    const at::Tensor& m = meta.toTensor();
+    const at::Tensor& r = real.toTensor();
+    return m.defined() == r.defined() &&
+           (!m.defined() || (m.sizes() == r.sizes() && m.scalar_type() == r.scalar_type()));
+  }
+  if (meta.isList() && real.isList()) {
+    const auto ms = meta.toListRef();
+    const auto rs = real.toListRef();
+    if (ms.size() != rs.size()) {
+      return false;
+    }
+    for (size_t i = 0; i < ms.size(); ++i) {
+      if (!same_shape(ms[i], rs[i])) {
+        return false;
+      }
+    }
+    return true;
+  }
+  return meta.isNone() == real.isNone();
+}
+
+// After the first call of a signature ran synchronously: caches the Meta
+// result, trusted only if it agrees with the returns and mutated arguments
+// the CPU kernel really produced.
+void validate_and_remember(const OpPlan& plan, const std::vector<IValue>& args,
+                           const torch::jit::Stack& stack, PendingMeta pending) {
+  const size_t num_returns = plan.returns.size();
+  bool agrees = stack.size() >= num_returns && pending.result.returns.size() >= num_returns;
+  for (size_t i = 0; agrees && i < num_returns; ++i) {
+    agrees = same_shape(pending.result.returns[i], stack[stack.size() - num_returns + i]);
+  }
+  for (const int j : plan.mutated_args) {
+    agrees = agrees && same_shape(pending.result.mirrors[j], args[j]);
+  }
+  pending.result.trusted = agrees;
+  remember_meta(std::move(pending.signature), std::move(pending.result));
+}
+
 } // namespace
 
 // LITERALINCLUDE START: FALLBACK GLOBAL
 void accinte_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const OpPlan& plan = plan_for(op);
-  if (plan.can_run_async && run_async(op, plan, stack)) {
+  std::optional<PendingMeta> pending;
+  if (plan.can_run_async && run_async(op, plan, stack, &pending)) {
     return;
   }
+  if (!pending) {
+    run_sync(op, stack);
+    return;
+  }
+  // Arguments before the call (the stack is consumed), for the mutated ones.
+  const size_t num_args = op.schema().arguments().size();
+  const std::vector<IValue> args(stack->end() - num_args, stack->end());
   run_sync(op, stack);
+  validate_and_remember(plan, args, *stack, std::move(*pending));
 }
 // LITERALINCLUDE END: FALLBACK GLOBAL
 

@@ -8,8 +8,10 @@
 // depends only on what it can see: sizes, strides, offsets, dtypes and
 // non-tensor arguments, never tensor values. So its result can be reused for
 // every later call with the same signature, which in a training loop is every
-// call after the first. Only successful runs are cached: an invalid call
-// misses and meets the Meta kernel's error.
+// call after the first. The first call of a signature runs synchronously and
+// checks the Meta kernel's shapes and dtypes against what the CPU kernel
+// really returned; only a result that agrees is used for later calls. Only
+// successful runs are cached: an invalid call misses and meets the error.
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
@@ -23,6 +25,11 @@ namespace at::native::accinte {
 struct MetaResult {
   std::vector<c10::IValue> returns; // meta tensors (or lists) per return
   std::vector<c10::IValue> mirrors; // meta mirrors of the arguments after the call
+  /// False when the first call showed that the CPU kernel's outputs differ
+  /// from what the Meta kernel says (some Python Meta kernels follow CUDA's
+  /// conventions: other result dtypes, saved statistics that the CPU leaves
+  /// empty); such calls always take the synchronous path.
+  bool trusted = true;
 };
 
 /// The signature key of a call, or nullopt if an argument is of a kind the
