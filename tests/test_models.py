@@ -508,13 +508,11 @@ def test_training_step_is_queued_asynchronously(optimizer):
 
 # Whole training steps of the standard models are queued without waiting,
 # including operators whose Meta kernel is Python (their results are cached
-# per signature, csrc/aten/native/MetaCache.h), except where noted:
-# convolution_overrideable and its backward (native/Extra.cpp) compute on
-# host copies and so wait for the stream.
+# per signature, csrc/aten/native/MetaCache.h) and convolutions (queued by
+# native/Extra.cpp).
 TRAINING_STEPS = {
     "mlp-relu-mse": (make_mlp, mse, lambda: (torch.randn(32, 16), torch.randn(32, 1)), None),
-    "cnn": (make_cnn, cross_entropy, lambda: image_batches(1)[0],
-            "convolution_overrideable/convolution_backward_overrideable copy through the host"),
+    "cnn": (make_cnn, cross_entropy, lambda: image_batches(1)[0], None),
     "transformer-encoder": (lambda: make_encoder(0.0), mse, lambda: encoder_batches(1)[0], None),
     "gpt": (make_gpt, lm_loss, lambda: text_batches(1)[0], None),
 }

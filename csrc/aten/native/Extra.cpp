@@ -3,7 +3,14 @@
 #include <ATen/ops/convolution.h>
 #include <ATen/ops/convolution_backward.h>
 #include <ATen/ops/empty_like.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/ones_like.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+
+#include <csrc/aten/native/CpuAlias.h>
+#include <csrc/runtime/AccInteGuard.h>
+#include <csrc/runtime/AccInteKernel.h>
+#include <csrc/runtime/AccInteStream.h>
 
 namespace at::native::accinte {
 
@@ -25,28 +32,50 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
 
 namespace {
 
-at::Tensor on_host(const at::Tensor& t) {
-  return t.defined() ? t.cpu() : t;
+std::vector<int64_t> conv_output_sizes(const at::Tensor& input, const at::Tensor& weight,
+                                       c10::IntArrayRef stride, c10::IntArrayRef padding,
+                                       c10::IntArrayRef dilation, bool transposed,
+                                       c10::IntArrayRef output_padding, int64_t groups) {
+  std::vector<int64_t> sizes{input.size(0), transposed ? weight.size(1) * groups : weight.size(0)};
+  for (int64_t d = 2; d < input.dim(); ++d) {
+    const int64_t i = d - 2;
+    const int64_t kernel = dilation[i] * (weight.size(d) - 1);
+    sizes.push_back(transposed ? (input.size(d) - 1) * stride[i] - 2 * padding[i] + kernel +
+                                     output_padding[i] + 1
+                               : (input.size(d) + 2 * padding[i] - kernel - 1) / stride[i] + 1);
+  }
+  return sizes;
 }
 
-at::Tensor on_device_of(const at::Tensor& t, const at::Tensor& like) {
-  return t.defined() ? t.to(like.device()) : t;
+at::Tensor alias_or_undefined(const at::Tensor& t) {
+  return t.defined() ? cpu_alias(t) : t;
 }
 
 } // namespace
 
+// Both run as kernels on the current stream: output shapes are known from
+// the arguments (PyTorch checked them before calling), so nothing waits.
 at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& weight,
                                     const std::optional<at::Tensor>& bias,
                                     c10::IntArrayRef stride, c10::IntArrayRef padding,
                                     c10::IntArrayRef dilation, bool transposed,
                                     c10::IntArrayRef output_padding, int64_t groups) {
-  std::optional<at::Tensor> host_bias;
-  if (bias.has_value() && bias->defined()) {
-    host_bias = bias->cpu();
-  }
-  const at::Tensor out = at::convolution(on_host(input), on_host(weight), host_bias, stride,
-                                         padding, dilation, transposed, output_padding, groups);
-  return out.to(input.device());
+  c10::accinte::AccInteGuard guard(input.device().index());
+  at::Tensor out = at::empty(conv_output_sizes(input, weight, stride, padding, dilation,
+                                               transposed, output_padding, groups),
+                             input.options());
+  c10::accinte::launch_kernel(
+      c10::accinte::getCurrentAccInteStream(input.device().index()),
+      [in = cpu_alias(input), w = cpu_alias(weight),
+       b = bias.has_value() ? alias_or_undefined(*bias) : at::Tensor(), o = cpu_alias(out),
+       stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(), transposed,
+       output_padding = output_padding.vec(), groups]() mutable {
+        c10::impl::ExcludeDispatchKeyGuard no_autograd(
+            c10::autograd_dispatch_keyset_with_ADInplaceOrView);
+        o.copy_(at::convolution(in, w, b.defined() ? std::optional<at::Tensor>(b) : std::nullopt,
+                                stride, padding, dilation, transposed, output_padding, groups));
+      });
+  return out;
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable(
@@ -54,14 +83,32 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
     c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation,
     bool transposed, c10::IntArrayRef output_padding, int64_t groups,
     std::array<bool, 3> output_mask) {
+  c10::accinte::AccInteGuard guard(input.device().index());
   // The bias gradient has one entry per output channel.
   const int64_t out_channels = transposed ? weight.size(1) * groups : weight.size(0);
-  const std::vector<int64_t> bias_sizes{out_channels};
-  auto [grad_input, grad_weight, grad_bias] = at::convolution_backward(
-      on_host(grad_output), on_host(input), on_host(weight), bias_sizes, stride, padding,
-      dilation, transposed, output_padding, groups, output_mask);
-  return {on_device_of(grad_input, input), on_device_of(grad_weight, input),
-          on_device_of(grad_bias, input)};
+  at::Tensor grad_input = output_mask[0] ? at::empty_like(input) : at::Tensor();
+  at::Tensor grad_weight = output_mask[1] ? at::empty_like(weight) : at::Tensor();
+  at::Tensor grad_bias = output_mask[2] ? at::empty({out_channels}, weight.options()) : at::Tensor();
+  c10::accinte::launch_kernel(
+      c10::accinte::getCurrentAccInteStream(input.device().index()),
+      [go = cpu_alias(grad_output), in = cpu_alias(input), w = cpu_alias(weight),
+       gi = alias_or_undefined(grad_input), gw = alias_or_undefined(grad_weight),
+       gb = alias_or_undefined(grad_bias), stride = stride.vec(), padding = padding.vec(),
+       dilation = dilation.vec(), transposed, output_padding = output_padding.vec(), groups,
+       output_mask, out_channels]() mutable {
+        c10::impl::ExcludeDispatchKeyGuard no_autograd(
+            c10::autograd_dispatch_keyset_with_ADInplaceOrView);
+        const std::vector<int64_t> bias_sizes{out_channels};
+        auto [i, w_, b] = at::convolution_backward(go, in, w, bias_sizes, stride, padding,
+                                                   dilation, transposed, output_padding, groups,
+                                                   output_mask);
+        for (auto [dst, src] : {std::pair{gi, i}, std::pair{gw, w_}, std::pair{gb, b}}) {
+          if (dst.defined()) {
+            dst.copy_(src);
+          }
+        }
+      });
+  return {grad_input, grad_weight, grad_bias};
 }
 
 } // namespace at::native::accinte

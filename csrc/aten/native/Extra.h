@@ -15,7 +15,7 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
 
 /// PyTorch sends convolutions of backends it does not know to these two
 /// "overrideable" operators, which have no CPU kernel for the fallback to
-/// run: they compute with the CPU's convolution on host copies.
+/// run: they queue the CPU's convolution on device memory as a kernel.
 at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& weight,
                                     const std::optional<at::Tensor>& bias,
                                     c10::IntArrayRef stride, c10::IntArrayRef padding,
