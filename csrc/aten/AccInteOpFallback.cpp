@@ -9,8 +9,11 @@
 // (a CompositeExplicitAutograd one, say) does not suit the device, or, as
 // here, to run extra code around the generic path for one operator.
 //
-// sub.Tensor would reach the global fallback anyway; registering it by name
-// makes the route explicit and lets the test hook count its calls.
+// Without this registration sub.Tensor takes PyTorch's structured default
+// kernel, which allocates the output and calls sub.out, which reaches the
+// global fallback; registering sub.Tensor by name sends it to the fallback
+// directly (whose Meta cache keeps it asynchronous) and lets the test hook
+// count its calls.
 #include <torch/library.h>
 
 #include <csrc/aten/native/CallCounts.h>
