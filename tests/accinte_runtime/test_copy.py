@@ -54,6 +54,59 @@ def test_overlapping_copy_within_one_allocation(ac, dev):
     assert read_device(ac, a, 16) == b"01" + b"01234567" + b"abcdef"
 
 
+# Copies of 2 MiB or more are split across the copy engines (copy_engine.cpp)
+# in 1 MiB chunks; these sizes cover a partial last chunk and many chunks.
+LARGE_SIZES = [(2 << 20) + 12345, (9 << 20) + 1]
+
+
+def pattern(size, seed):
+    return bytes((i * 131 + seed) & 0xFF for i in range(256)) * (size // 256) + bytes(size % 256)
+
+
+@pytest.mark.parametrize("size", LARGE_SIZES)
+def test_large_copies_every_direction(ac, dev, size):
+    a, b = dev(size), dev(size)
+    src, dst = buffer(pattern(size, 7)), ctypes.create_string_buffer(size)
+    check(ac.acMemcpy(a, src, size, H2D))
+    check(ac.acMemcpy(b, a, size, D2D))
+    check(ac.acMemcpy(dst, b, size, D2H))
+    assert dst.raw == src.raw
+
+
+@pytest.mark.parametrize("shift", [1, (3 << 20) + 5])
+def test_large_overlapping_copy_is_a_memmove(ac, dev, shift):
+    size = 8 << 20
+    a = dev(size + shift)
+    data = pattern(size, 3)
+    write_device(ac, a, data)
+    check(ac.acMemcpy(a + shift, a, size, D2D))
+    assert read_device(ac, a + shift, size) == data
+
+
+def test_large_memset(ac, dev):
+    size = LARGE_SIZES[1]
+    d = dev(size)
+    check(ac.acMemset(d, ord("q"), size))
+    assert read_device(ac, d, size) == b"q" * size
+
+
+def test_large_async_copies_on_two_streams_at_once(ac, dev):
+    # Both stream workers split their copies over the same engines at once:
+    # each must still finish with its own bytes.
+    size = LARGE_SIZES[1]
+    streams = [stream_create(ac), stream_create(ac)]
+    sources = [buffer(pattern(size, seed)) for seed in (1, 2)]
+    targets = [dev(size), dev(size)]
+    results = [ctypes.create_string_buffer(size) for _ in streams]
+    for stream, src, d, out in zip(streams, sources, targets, results):
+        check(ac.acMemcpyAsync(d, src, size, H2D, stream))
+        check(ac.acMemcpyAsync(out, d, size, D2H, stream))
+    for stream in streams:
+        check(ac.acStreamSynchronize(stream))
+        check(ac.acStreamDestroy(stream))
+    assert [r.raw for r in results] == [s.raw for s in sources]
+
+
 @pytest.mark.parametrize("kind", [D2D, DEFAULT])
 def test_device_to_device_across_devices(ac, dev, two_devices, kind):
     a = dev(32)

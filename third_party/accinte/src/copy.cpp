@@ -9,10 +9,12 @@
 // touch, then copy on the calling thread: simpler than CUDA's legacy-stream
 // rules, and never weaker. The Async forms run on the stream's worker and
 // keep the allocations they touch alive until they have run.
+#include "copy_engine.h"
 #include "memory.h"
 #include "stream.h"
 
-#include <cstring>
+
+#include <cstddef>
 #include <utility>
 #include <vector>
 
@@ -88,8 +90,8 @@ acError_t runCopy(void* dst, const void* src, size_t count, const Plan& plan) {
   if (window.status() != acSuccess) {
     return window.status();
   }
-  // memmove: a device-to-device copy within one allocation may overlap.
-  std::memmove(dst, src, count);
+  // Overlapping ranges (a copy within one allocation) are handled: memmove.
+  copyBytes(dst, src, count);
   return acSuccess;
 }
 
@@ -98,7 +100,7 @@ acError_t runMemset(void* devPtr, int value, size_t count, const Plan& plan) {
   if (window.status() != acSuccess) {
     return window.status();
   }
-  std::memset(devPtr, value, count);  // uses the low byte of value, as cudaMemset
+  setBytes(devPtr, value, count);  // uses the low byte of value, as cudaMemset
   return acSuccess;
 }
 

@@ -9,6 +9,7 @@
 //   ipc.cpp            shareable device memory and acIpc*
 //   access_window.cpp  strict-mode protection and access windows
 //   copy.cpp           memcpy / memset, synchronous and queued
+//   copy_engine.cpp    large copies split across helper threads
 //   stream.cpp         the Stream worker (queue, tickets, errors)
 //   stream_api.cpp     stream registry and the stream / launch C API
 //   event.cpp          events
