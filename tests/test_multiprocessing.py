@@ -4,6 +4,7 @@ over the runtime's acIpc* calls): the receiver maps the same device memory.
 Spawned children take a few seconds each (they import torch), so the
 cross-process behaviours are grouped into few children."""
 
+import gc
 import multiprocessing.reduction
 import os
 
@@ -24,7 +25,9 @@ def round_trip(obj):
 
 def test_accinte_tensors_travel_as_handles_not_copies():
     t = torch.arange(6.0, device="accinte:1")
-    assert len(pickler.dumps(torch.zeros(1 << 16, device="accinte"))) < 2048  # no data inside
+    data = pickler.dumps(torch.zeros(1 << 16, device="accinte"))
+    assert len(data) < 2048  # no data inside
+    pickler.loads(data)  # received, so the share's reference is released
     back = round_trip(t[2:5])
     assert back.device == torch.device("accinte:1") and back.storage_offset() == 2
     # In the exporting process itself the cached storage comes back.
@@ -57,6 +60,26 @@ def test_non_leaf_tensors_are_refused():
     x = torch.ones(2, device="accinte", requires_grad=True) * 2
     with pytest.raises(RuntimeError, match="detach"):
         pickler.dumps(x)
+
+
+def test_a_shared_storage_is_kept_until_its_receiver_releases_it():
+    # Note [IPC reference counts]: a handle in flight holds the sender's block.
+    gc.collect()
+    torch.accinte.ipc_collect()
+    before = torch.accinte.memory_allocated()
+    t = torch.ones(1 << 16, device="accinte")
+    block = t.untyped_storage().nbytes()
+    data = pickler.dumps(t)
+    del t
+    gc.collect()
+    torch.accinte.ipc_collect()
+    assert torch.accinte.memory_allocated() == before + block  # not received yet: kept
+    back = pickler.loads(data)  # the receiver (this process: the cached storage)
+    assert back.sum().item() == 1 << 16
+    del back
+    gc.collect()
+    torch.accinte.ipc_collect()
+    assert torch.accinte.memory_allocated() == before  # released by both sides
 
 
 def test_cpu_tensors_still_use_torch_reducers():
@@ -149,3 +172,50 @@ def test_memory_lives_until_the_receiver_releases_it_in_strict_mode(run_python):
     """, env={"ACCINTE_STRICT": "1", "PYTHONPATH": os.path.dirname(os.path.abspath(__file__))})
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+def _child_holds(inbox, outbox):
+    t = inbox.get(timeout=TIMEOUT)
+    outbox.put("received")
+    assert inbox.get(timeout=TIMEOUT) == "write"
+    t.fill_(5.0)
+    torch.accinte.synchronize()
+    outbox.put("wrote")
+    assert inbox.get(timeout=TIMEOUT) == "release"
+    del t
+    gc.collect()
+    outbox.put("released")
+
+
+def test_the_sender_does_not_reuse_memory_a_receiver_holds():
+    ctx = mp.get_context("spawn")
+    inbox, outbox = ctx.Queue(), ctx.Queue()
+    child = ctx.Process(target=_child_holds, args=(inbox, outbox))
+    child.start()
+    try:
+        gc.collect()
+        torch.accinte.ipc_collect()
+        before = torch.accinte.memory_allocated()
+        t = torch.zeros(1000, device="accinte")
+        shared_ptr = t.data_ptr()
+        inbox.put(t)
+        assert outbox.get(timeout=TIMEOUT) == "received"
+        del t  # the sender lets go; its caching allocator must not reuse the block
+        gc.collect()
+        torch.accinte.ipc_collect()
+        reuse = [torch.zeros(1000, device="accinte") for _ in range(4)]
+        assert shared_ptr not in [r.data_ptr() for r in reuse]
+        inbox.put("write")
+        assert outbox.get(timeout=TIMEOUT) == "wrote"
+        assert all(r.sum().item() == 0 for r in reuse)  # the receiver's writes land elsewhere
+        del reuse
+        inbox.put("release")
+        assert outbox.get(timeout=TIMEOUT) == "released"
+        child.join(TIMEOUT)
+        assert child.exitcode == 0
+        gc.collect()
+        torch.accinte.ipc_collect()
+        assert torch.accinte.memory_allocated() == before  # both sides released it
+    finally:
+        if child.is_alive():
+            child.kill()

@@ -8,9 +8,11 @@
 
 namespace c10::accinte {
 
-/// Number of accinte devices (ACCINTE_DEVICE_COUNT). Never throws: a runtime
-/// that cannot be used (e.g. in a forked child) reports 0 devices, as the
-/// DeviceGuardImplInterface contract requires.
+/// Number of accinte devices (ACCINTE_DEVICE_COUNT), asked once and cached.
+/// Never throws: a runtime that cannot be used reports 0 devices, as the
+/// DeviceGuardImplInterface contract requires. A child forked after the count
+/// was cached keeps the parent's count, as torch.cuda's does; using a device
+/// there fails at lazy initialisation instead.
 C10_EXPORT DeviceIndex device_count() noexcept;
 
 /// Throws a c10::Error naming `device` and the valid range unless

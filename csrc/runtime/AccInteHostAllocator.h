@@ -1,5 +1,6 @@
 #pragma once
-// AccInteHostAllocator: pinned (page-locked) host memory for accinte, cached
+// AccInteHostAllocator: pinned host memory for accinte (acMallocHost: the
+// runtime tracks it as pinned but does not lock its pages), cached
 // by PyTorch's CachingHostAllocatorImpl and registered with
 // REGISTER_HOST_ALLOCATOR(PrivateUse1, ...). Serves Tensor.pin_memory(),
 // torch.accelerator.empty_host_cache() and non-blocking copies.

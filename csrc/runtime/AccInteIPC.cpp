@@ -2,6 +2,9 @@
 
 #include <c10/core/StorageImpl.h>
 
+#include <atomic>
+#include <memory>
+
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGuard.h>
@@ -9,9 +12,17 @@
 namespace c10::accinte {
 namespace {
 
-// DataPtr deleter of a received storage: `context` is the mapping's base.
+// What a received storage owns: the mapping and the sender's reference count.
+struct ReceivedMapping {
+  void* base;
+  std::atomic<int64_t>* counter;
+};
+
+// DataPtr deleter of a received storage: unmaps, then tells the sender.
 void close_mapping(void* context) {
-  ACCINTE_CHECK_WARN(acIpcCloseMemHandle(context));
+  std::unique_ptr<ReceivedMapping> mapping(static_cast<ReceivedMapping*>(context));
+  ACCINTE_CHECK_WARN(acIpcCloseMemHandle(mapping->base));
+  mapping->counter->fetch_sub(1);
 }
 
 } // namespace
@@ -33,16 +44,27 @@ IpcStorageHandle share_storage(const c10::Storage& storage) {
   out.offset = static_cast<size_t>(static_cast<char*>(data) -
                                    static_cast<char*>(attributes.basePointer));
   ACCINTE_CHECK(acIpcGetMemHandle(&out.handle, data));
+  out.counter = new_sent_counter();
   return out;
 }
 
 c10::Storage open_shared_storage(const IpcStorageHandle& handle) {
-  check_device_index(handle.device);
-  AccInteGuard guard(handle.device);
-  void* base = nullptr;
-  ACCINTE_CHECK(acIpcOpenMemHandle(&base, handle.handle, acIpcMemLazyEnablePeerAccess));
+  std::atomic<int64_t>* counter = received_counter(handle.counter);
   const c10::Device device(c10::DeviceType::PrivateUse1, handle.device);
-  c10::DataPtr data(static_cast<char*>(base) + handle.offset, base, &close_mapping, device);
+  void* base = nullptr;
+  try {
+    check_device_index(handle.device);
+    AccInteGuard guard(handle.device);
+    ACCINTE_CHECK(acIpcOpenMemHandle(&base, handle.handle, acIpcMemLazyEnablePeerAccess));
+  } catch (...) {
+    counter->fetch_sub(1); // nothing will hold the memory: give the reference back
+    throw;
+  }
+  // From here on the DataPtr owns the mapping and the reference: its deleter
+  // releases both, also when a check below throws.
+  auto mapping = std::make_unique<ReceivedMapping>(ReceivedMapping{base, counter});
+  c10::DataPtr data(static_cast<char*>(base) + handle.offset, mapping.release(), &close_mapping,
+                    device);
   acPointerAttributes attributes{};
   ACCINTE_CHECK(acPointerGetAttributes(&attributes, base));
   TORCH_CHECK(handle.offset <= attributes.size && handle.nbytes <= attributes.size - handle.offset,
@@ -52,6 +74,10 @@ c10::Storage open_shared_storage(const IpcStorageHandle& handle) {
   return c10::Storage(c10::make_storage_impl(
       c10::StorageImpl::use_byte_size_t(), static_cast<int64_t>(handle.nbytes), std::move(data),
       /*allocator=*/nullptr, /*resizable=*/false, device));
+}
+
+void release_shared_reference(const IpcStorageHandle& handle) {
+  received_counter(handle.counter)->fetch_sub(1);
 }
 
 } // namespace c10::accinte

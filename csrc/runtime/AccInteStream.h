@@ -17,7 +17,9 @@ namespace c10::accinte {
 
 // Note [accinte stream ids]
 // Each device has 1 default stream and two pools of kStreamsPerPool streams
-// (low and high priority), all created lazily on first use. Ids:
+// (low and high priority). The first use of any stream of a device creates
+// all of them as runtime streams; each one's worker thread starts only when
+// work is first queued on it (libaccinte). Ids:
 //   0                                   the default stream
 //   1 .. kStreamsPerPool                the low-priority pool (priority 0)
 //   kStreamsPerPool+1 .. 2*kStreamsPerPool   the high-priority pool (priority -1)

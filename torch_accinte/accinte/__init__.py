@@ -53,6 +53,7 @@ from .random import (
     set_rng_state,
     set_rng_state_all,
 )
+from .reductions import ipc_collect
 from .streams import Event, Stream, StreamContext, current_stream, default_stream, set_stream, stream
 
 __all__ = [
@@ -60,7 +61,7 @@ __all__ = [
     "device", "device_count", "device_of", "empty_cache", "get_amp_supported_dtype",
     "get_device_capability", "get_device_name", "get_device_properties",
     "get_per_process_memory_fraction", "get_rng_state", "get_rng_state_all",
-    "host_memory_stats", "init", "initial_seed", "is_available", "is_initialized",
+    "host_memory_stats", "init", "initial_seed", "ipc_collect", "is_available", "is_initialized",
     "manual_seed", "manual_seed_all", "max_memory_allocated", "max_memory_reserved",
     "mem_get_info", "memory_allocated", "memory_reserved", "memory_stats", "memory_summary",
     "reset_accumulated_host_memory_stats", "reset_accumulated_memory_stats",
@@ -134,7 +135,8 @@ def device_count() -> int:
     """Number of accinte devices (acGetDeviceCount, from ACCINTE_DEVICE_COUNT).
 
     Does not initialise the backend, and returns 0 rather than raising when the
-    runtime is unusable."""
+    runtime is unusable. Cached on first call: a forked child reports its
+    parent's count, and fails only when it uses a device (``_lazy_init``)."""
     return _C._get_device_count()
 
 

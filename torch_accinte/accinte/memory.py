@@ -39,7 +39,11 @@ def _lazy_init() -> None:
 
 
 def empty_cache() -> None:
-    """Returns cached, unused device memory to the runtime (acFree)."""
+    """Returns cached, unused device memory to the runtime (acFree), after
+    letting go of shared storages no other process holds (``ipc_collect``)."""
+    from .reductions import ipc_collect
+
+    ipc_collect()
     torch.accelerator.memory.empty_cache()
 
 

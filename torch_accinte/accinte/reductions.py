@@ -2,7 +2,8 @@
 
 PyTorch 2.13's ``torch.multiprocessing`` shares CUDA tensors through IPC
 handles and has no hook for a PrivateUse1 device: an accinte tensor put on a
-``torch.multiprocessing.Queue`` would be pickled as a copy. ``init_reductions``
+``torch.multiprocessing.Queue`` would fail to pickle (``_share_fd_: only
+available on CPU``). ``init_reductions``
 (run when the backend registers) wraps PyTorch's reducers for ``Tensor``,
 ``Parameter`` and ``UntypedStorage`` so that accinte ones travel as IPC
 handles instead, and leaves every other tensor to PyTorch.
@@ -14,10 +15,15 @@ sees everything queued before. Storages are cached on both sides by handle,
 so a storage received twice is mapped once, and one sent back to the process
 that exported it is that process's own storage; a storage that a receiver
 sends on (or back) travels under the receiver's own handle, so it arrives as
-a second mapping of the same memory. The sender must keep the tensor alive until
-the receiver has unpickled it; after that the receiver's mapping keeps the
-memory alive on its own, whatever the sender does. See Note [Sharing across
-processes] in csrc/runtime/AccInteIPC.h.
+a second mapping of the same memory.
+
+Lifetime, as for CUDA: the memory lives until both sides release it. Each
+share carries a reference count in memory both processes map (Note [IPC
+reference counts] in csrc/runtime/AccInteIPCCounters.h): the sender keeps its
+storage, and so its caching allocator's block, until every receiver of that
+share has dropped its storage; ``ipc_collect()`` (run at every share and by
+``torch.accinte.empty_cache()``) lets go of the storages no receiver holds.
+See Note [Sharing across processes] in csrc/runtime/AccInteIPC.h.
 
 Processes must be started with ``spawn`` (or ``forkserver``): a forked child
 of a process that used accinte cannot use the device.
@@ -26,6 +32,7 @@ of a process that used accinte cannot use the device.
 from __future__ import annotations
 
 import multiprocessing.reduction
+import threading
 from typing import Any, Callable
 
 import torch
@@ -33,31 +40,58 @@ import torch.multiprocessing.reductions as torch_reductions
 from torch.multiprocessing.reductions import StorageWeakRef, shared_cache, storage_from_cache
 from torch_accinte import _C
 
-__all__ = ["init_reductions", "rebuild_accinte_storage", "rebuild_accinte_tensor",
+__all__ = ["init_reductions", "ipc_collect", "rebuild_accinte_storage", "rebuild_accinte_tensor",
            "reduce_accinte_storage", "reduce_accinte_tensor"]
 
+# Storages this process shared, each with the reference count of one share:
+# kept alive until the receiver of that share has let go (count 0).
+_sent: list[tuple[torch.UntypedStorage, bytes]] = []
+_sent_lock = threading.Lock()
 
-def _share(storage: torch.UntypedStorage) -> tuple[int, bytes, int, int]:
-    """(device, handle, offset, nbytes) of ``storage``; remembers the storage,
-    so that if it comes back to this process the same storage is used."""
-    device, handle, offset, nbytes = _C._share_storage(storage)
+
+def ipc_collect() -> None:
+    """Lets go of the shared storages that no receiver holds any more, so that
+    the caching allocator can reuse their memory (``torch.cuda.ipc_collect``).
+    Runs at every share and in ``torch.accinte.empty_cache()``."""
+    with _sent_lock:
+        held = []
+        for storage, counter in _sent:
+            if _C._ipc_counter_value(counter) > 0:
+                held.append((storage, counter))
+            else:
+                _C._ipc_free_counter(counter)
+        _sent[:] = held
+
+
+def _share(storage: torch.UntypedStorage) -> tuple[int, bytes, int, int, bytes]:
+    """(device, handle, offset, nbytes, counter) of ``storage``; keeps the
+    storage until the receiver releases it, and remembers it, so that if it
+    comes back to this process the same storage is used."""
+    ipc_collect()
+    device, handle, offset, nbytes, counter = _C._share_storage(storage)
+    with _sent_lock:
+        _sent.append((storage, counter))
     key = (handle, offset, nbytes)
     shared_cache[key] = StorageWeakRef(storage)
-    return device, handle, offset, nbytes
+    return device, handle, offset, nbytes, counter
 
 
-def rebuild_accinte_storage(device: int, handle: bytes, offset: int,
-                            nbytes: int) -> torch.UntypedStorage:
+def rebuild_accinte_storage(device: int, handle: bytes, offset: int, nbytes: int,
+                            counter: bytes) -> torch.UntypedStorage:
     """The receiving side of ``reduce_accinte_storage``: maps the memory
-    (acIpcOpenMemHandle) or reuses the storage already mapped for it."""
+    (acIpcOpenMemHandle) or reuses the storage already mapped for it. The
+    mapped storage releases the share's reference when it dies; a reused one
+    already holds a reference of its own, so this share's is released now."""
     key = (handle, offset, nbytes)
     storage = storage_from_cache(torch.UntypedStorage, key)
-    if storage is None:
-        from . import _lazy_init
+    if storage is not None:
+        _C._ipc_release_reference(counter)
+        return storage
+    from . import _lazy_init
 
-        _lazy_init()
-        storage = _C._open_shared_storage(device, handle, offset, nbytes)
-        shared_cache[key] = StorageWeakRef(storage)
+    _lazy_init()
+    storage = _C._open_shared_storage(device, handle, offset, nbytes, counter)
+    shared_cache[key] = StorageWeakRef(storage)
     return storage
 
 

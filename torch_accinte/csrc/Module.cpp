@@ -9,6 +9,7 @@
 #include <pybind11/stl.h>
 
 #include <ATen/Context.h>
+#include <torch/csrc/Exceptions.h>
 #include <torch/csrc/Generator.h>
 #include <torch/csrc/Storage.h>
 #include <torch/csrc/autograd/python_variable.h>
@@ -93,18 +94,32 @@ c10::Storage storage_arg(const py::handle& obj, const char* function) {
                        std::string(py::str(py::type::of(obj).attr("__name__"))));
 }
 
+py::bytes counter_bytes(const c10::accinte::IpcCounterHandle& handle) {
+  return py::bytes(reinterpret_cast<const char*>(&handle), sizeof(handle));
+}
+
+c10::accinte::IpcCounterHandle counter_handle(const py::bytes& bytes) {
+  const std::string data = bytes;
+  c10::accinte::IpcCounterHandle handle;
+  if (data.size() != sizeof(handle)) {
+    throw py::value_error("An accinte IPC counter has " + std::to_string(sizeof(handle)) +
+                          " bytes, got " + std::to_string(data.size()));
+  }
+  std::memcpy(&handle, data.data(), sizeof(handle));
+  return handle;
+}
+
 void add_functions(py::module_& m) {
-  // c10 errors become the Python exceptions torch's own bindings would raise,
-  // without the C++ backtrace.
+  // c10 errors become the Python exceptions torch's own bindings raise
+  // (c10::OutOfMemoryError -> torch.OutOfMemoryError, c10::ValueError ->
+  // ValueError, ...), through torch's own translation.
   py::register_local_exception_translator([](std::exception_ptr p) {
     try {
       if (p) {
         std::rethrow_exception(p);
       }
-    } catch (const c10::OutOfMemoryError& e) {
-      PyErr_SetString(PyExc_MemoryError, e.what_without_backtrace());
-    } catch (const c10::Error& e) {
-      PyErr_SetString(PyExc_RuntimeError, e.what_without_backtrace());
+    } catch (const c10::Error&) {
+      torch::translate_exception_to_python(std::current_exception());
     }
   });
   m.def("_init", &lazy_init, no_gil(), "Lazily initialises the backend (PrivateUse1 hooks' init).");
@@ -181,14 +196,15 @@ void add_functions(py::module_& m) {
         return py::make_tuple(
             shared.device,
             py::bytes(shared.handle.reserved, sizeof(shared.handle.reserved)), shared.offset,
-            shared.nbytes);
+            shared.nbytes, counter_bytes(shared.counter));
       },
       py::arg("storage"),
-      "(device, handle, offset, nbytes) of an accinte storage for another process "
-      "(acIpcGetMemHandle).");
+      "(device, handle, offset, nbytes, counter) of an accinte storage for another process "
+      "(acIpcGetMemHandle); counter is a new reference count set to 1.");
   m.def(
       "_open_shared_storage",
-      [](c10::DeviceIndex device, const py::bytes& handle, size_t offset, size_t nbytes) {
+      [](c10::DeviceIndex device, const py::bytes& handle, size_t offset, size_t nbytes,
+         const py::bytes& counter) {
         c10::accinte::IpcStorageHandle shared;
         const std::string bytes = handle;
         if (bytes.size() != sizeof(shared.handle.reserved)) {
@@ -200,6 +216,7 @@ void add_functions(py::module_& m) {
         shared.device = device;
         shared.offset = offset;
         shared.nbytes = nbytes;
+        shared.counter = counter_handle(counter);
         c10::Storage storage;
         {
           py::gil_scoped_release no_gil;
@@ -208,7 +225,27 @@ void add_functions(py::module_& m) {
         return py::reinterpret_steal<py::object>(THPStorage_Wrap(std::move(storage)));
       },
       py::arg("device"), py::arg("handle"), py::arg("offset"), py::arg("nbytes"),
-      "A torch.UntypedStorage over memory shared by another process (acIpcOpenMemHandle).");
+      py::arg("counter"),
+      "A torch.UntypedStorage over memory shared by another process (acIpcOpenMemHandle); "
+      "it releases the counter's reference when it dies.");
+  m.def(
+      "_ipc_counter_value",
+      [](const py::bytes& counter) {
+        return c10::accinte::sent_counter_value(counter_handle(counter));
+      },
+      py::arg("counter"), "Sender: how many receivers still hold a shared storage.");
+  m.def(
+      "_ipc_free_counter",
+      [](const py::bytes& counter) { c10::accinte::free_sent_counter(counter_handle(counter)); },
+      py::arg("counter"), "Sender: recycles a counter whose value is 0.");
+  m.def(
+      "_ipc_release_reference",
+      [](const py::bytes& counter) {
+        c10::accinte::IpcStorageHandle shared;
+        shared.counter = counter_handle(counter);
+        c10::accinte::release_shared_reference(shared);
+      },
+      py::arg("counter"), "Receiver: gives up a reference without mapping the storage.");
 }
 
 } // namespace
