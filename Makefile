@@ -20,6 +20,7 @@ all: build
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
+# LITERALINCLUDE START: BUILD MAKE TARGETS
 # Third-party requirements: torch first and pinned, so nothing pulls a newer one.
 $(STAMP): $(PY) requirements-dev.txt
 	$(PIP) install --quiet torch==2.13.0
@@ -35,6 +36,7 @@ $(VENV)/.installed: $(STAMP) setup.py pyproject.toml CMakeLists.txt
 
 build: $(VENV)/.installed
 	$(VENV)/bin/cmake --build build -j $$(nproc)
+# LITERALINCLUDE END: BUILD MAKE TARGETS
 
 demo: build
 	$(PY) examples/train_mlp.py
