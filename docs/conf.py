@@ -28,10 +28,12 @@ html_theme = "alabaster"
 html_theme_options = {
     "description": "A PyTorch PrivateUse1 accelerator, emulated on the CPU",
     "fixed_sidebar": True,
-    "page_width": "1100px",
+    "page_width": "1200px",
     "sidebar_width": "240px",
 }
 html_title = "torch_accinte"
+html_static_path = ["_static"]
+html_css_files = ["accinte.css"]
 html_show_sourcelink = False
 html_copy_source = False
 
