@@ -1,5 +1,7 @@
 # Entry points: `make demo` and `make test` each set up .venv (Python, torch
 # 2.13.0, build tools), build the four libraries incrementally, then run.
+# `make docs` builds the documentation site; `make docs-check` opens every
+# page of it in headless Chromium.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -7,14 +9,18 @@ PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.deps-installed
 # Extra pytest arguments, e.g. `make test PYTEST_ARGS="-k stream"`.
 PYTEST_ARGS ?=
+# Extra sphinx-build arguments, e.g. `make docs SPHINXOPTS=-v`.
+SPHINXOPTS ?=
+DOCS_HTML := docs/_build/html
 
-.PHONY: all build demo test test-runtime clean distclean
+.PHONY: all build demo test test-runtime docs docs-check clean distclean
 
 all: build
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
+# LITERALINCLUDE START: BUILD MAKE TARGETS
 # Third-party requirements: torch first and pinned, so nothing pulls a newer one.
 $(STAMP): $(PY) requirements-dev.txt
 	$(PIP) install --quiet torch==2.13.0
@@ -30,15 +36,29 @@ $(VENV)/.installed: $(STAMP) setup.py pyproject.toml CMakeLists.txt
 
 build: $(VENV)/.installed
 	$(VENV)/bin/cmake --build build -j $$(nproc)
+# LITERALINCLUDE END: BUILD MAKE TARGETS
 
 demo: build
 	$(PY) examples/train_mlp.py
 
+# tests/test_docs.py also builds the docs with warnings as errors and runs
+# the marker check (tools/check_doc_markers.py).
 test: build
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# The site alone: needs only the requirements (Sphinx, MyST), not the build.
+# -E rereads every source, so warnings of unchanged pages are not lost to the
+# incremental build; -W makes them errors, --keep-going lists them all.
+docs: $(STAMP)
+	$(PY) -m sphinx -b html -E -W --keep-going $(SPHINXOPTS) docs $(DOCS_HTML)
+
+# Every page in headless Chromium: broken links and anchors, missing images,
+# empty code blocks (tools/docs_check.py).
+docs-check: docs
+	$(PY) tools/docs_check.py $(DOCS_HTML)
+
 clean:
-	rm -rf build torch_accinte/lib torch_accinte/_C*.so $(VENV)/.installed
+	rm -rf build torch_accinte/lib torch_accinte/_C*.so $(VENV)/.installed docs/_build
 
 distclean: clean
 	rm -rf $(VENV) *.egg-info

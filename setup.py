@@ -25,6 +25,7 @@ def _tool(name):
     return str(local) if local.exists() else shutil.which(name)
 
 
+# LITERALINCLUDE START: BUILD CMAKE EXTENSION
 class CMakeBuild(build_ext):
     """Drives CMake instead of compiling Extension sources itself."""
 
@@ -46,6 +47,7 @@ class CMakeBuild(build_ext):
                 shutil.copy2(so, out)
             for so in (ROOT / "torch_accinte" / "lib").glob("*.so"):
                 shutil.copy2(so, out / "lib")
+# LITERALINCLUDE END: BUILD CMAKE EXTENSION
 
 
 setup(

@@ -20,6 +20,7 @@ from torch import nn
 MiB = 2**20
 
 
+# LITERALINCLUDE START: TESTING BENCHMARK TIMING
 def timed(fn: Callable[[], None], device: str, inner: int) -> float:
     start = time.perf_counter()
     for _ in range(inner):
@@ -27,6 +28,7 @@ def timed(fn: Callable[[], None], device: str, inner: int) -> float:
     if device == "accinte":
         torch.accinte.synchronize()
     return (time.perf_counter() - start) / inner
+# LITERALINCLUDE END: TESTING BENCHMARK TIMING
 
 
 def training_step(model_fn, input_fn, device: str):

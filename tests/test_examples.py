@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
@@ -25,3 +27,26 @@ def test_usage_example_runs_as_written():
     assert "Device of y: accinte:0" in out.stdout
     assert "Device of z: cpu" in out.stdout
     assert "tensor([[3., 4.],\n        [5., 6.]], device='accinte:0')" in out.stdout
+
+
+# Each example below asserts its own results; the test checks that it ran to
+# the end and printed its conclusion.
+@pytest.mark.parametrize("script, conclusion", [
+    ("custom_op_cpp.py", "custom_abs matches the CPU: forward, backward, meta and fake shapes"),
+    ("custom_op_python.py", "examples::softsign matches the CPU formula"),
+    ("amp.py", "autocast and GradScaler work on accinte"),
+    ("streams_events.py", "streams and events behave as on CUDA"),
+    ("memory_stats.py", "memory statistics, caching and snapshots work on accinte"),
+])
+def test_example_runs_and_checks_itself(script, conclusion):
+    out = run(script)
+    assert out.returncode == 0, f"{script} failed:\n{out.stdout}\n{out.stderr}"
+    assert conclusion in out.stdout, out.stdout
+
+
+def test_every_example_is_tested_and_listed():
+    tested = {"train_mlp.py", "usage.py", "custom_op_cpp.py", "custom_op_python.py", "amp.py",
+              "streams_events.py", "memory_stats.py"}
+    assert {p.name for p in EXAMPLES.glob("*.py")} == tested
+    listed = (EXAMPLES / "README.md").read_text()
+    assert all(f"`{name}`" in listed for name in tested)

@@ -3,6 +3,7 @@ while everything the backend does keeps working."""
 
 import signal
 
+# LITERALINCLUDE START: TESTING STRICT MODE
 SCRIPT = """
 import ctypes, torch
 def compute(device):
@@ -25,6 +26,7 @@ def test_strict_mode_faults_on_host_access_only(run_python):
     assert "about to touch" in out.stdout
     assert "host read succeeded" not in out.stdout
     assert out.returncode == -signal.SIGSEGV
+# LITERALINCLUDE END: TESTING STRICT MODE
 
 
 def test_without_strict_mode_host_access_works(run_python):

@@ -34,6 +34,7 @@ def test_new_stream_is_idle(ac, stream):
     check(ac.acStreamSynchronize(stream))
 
 
+# LITERALINCLUDE START: TESTING RUNTIME GATE
 def test_launch_returns_before_the_work_runs(ac, stream):
     gate = Gate(ac).launch(stream)
     assert ac.acStreamQuery(stream) == Err.NotReady
@@ -42,6 +43,7 @@ def test_launch_returns_before_the_work_runs(ac, stream):
     check(ac.acStreamSynchronize(stream))
     assert gate.finished.is_set()
     assert ac.acStreamQuery(stream) == Err.Success
+# LITERALINCLUDE END: TESTING RUNTIME GATE
 
 
 def test_stream_is_busy_until_the_task_has_finished(ac, stream):

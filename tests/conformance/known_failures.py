@@ -6,6 +6,7 @@ variant, dtype); test_opinfo.py fails if an entry stops failing.
 _NO_SPARSE = ("accinte registers no sparse kernels (SparsePrivateUse1, SparseCsrPrivateUse1): "
               "sparse tensors cannot live on the device")
 
+# LITERALINCLUDE START: TESTING KNOWN FAILURES
 KNOWN_FAILURES: dict[tuple[str, str], str] = {
     **{("to_sparse", dtype): _NO_SPARSE
        for dtype in ["float32", "float16", "bfloat16", "complex64", "int64", "bool"]},
@@ -20,3 +21,4 @@ KNOWN_FAILURES: dict[tuple[str, str], str] = {
 
 # The bar: at least this share of the samples the CPU runs must pass.
 MIN_PASS_RATE = 0.995
+# LITERALINCLUDE END: TESTING KNOWN FAILURES

@@ -147,6 +147,7 @@ def run_op(op, max_samples: int = 3) -> tuple[int, list[Result]]:
     compared = 0
     failures: list[Result] = []
     random_op = is_random(op)
+    # LITERALINCLUDE START: TESTING OPINFO SAMPLES
     supported = op.supported_dtypes("cpu")
     for dtype in DTYPES:
         if dtype not in supported:
@@ -157,6 +158,7 @@ def run_op(op, max_samples: int = 3) -> tuple[int, list[Result]]:
                 warnings.simplefilter("ignore")
                 samples = list(itertools.islice(
                     op.sample_inputs("accinte", dtype, requires_grad=backward), max_samples))
+    # LITERALINCLUDE END: TESTING OPINFO SAMPLES
         except Exception as error:  # noqa: BLE001
             # Making samples on accinte is itself an accinte failure if the
             # CPU can make them.

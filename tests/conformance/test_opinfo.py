@@ -17,6 +17,7 @@ from .opinfo_runner import op_db, op_key, run_op
 _totals = {"ops": 0, "compared": 0, "failed": 0}
 
 
+# LITERALINCLUDE START: TESTING OPINFO TESTS
 @pytest.mark.parametrize("op", op_db, ids=op_key)
 def test_matches_cpu(op):
     compared, failures = run_op(op)
@@ -40,3 +41,4 @@ def test_pass_rate():
     print(f"\nOpInfo conformance: {_totals['compared']} samples, {_totals['failed']} failing, "
           f"{100 * rate:.2f}% pass")
     assert rate >= MIN_PASS_RATE
+# LITERALINCLUDE END: TESTING OPINFO TESTS

@@ -3,8 +3,10 @@
  * runtime), whose initModule builds the module object. */
 #include <Python.h>
 
+// LITERALINCLUDE START: OVERVIEW C STUB
 extern PyObject* initModule(void);
 
 PyMODINIT_FUNC PyInit__C(void) {
   return initModule();
 }
+// LITERALINCLUDE END: OVERVIEW C STUB

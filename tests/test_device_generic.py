@@ -1,0 +1,96 @@
+"""PyTorch's device-generic test machinery, run on accinte.
+
+A test class written once against a `device` argument is instantiated by
+`instantiate_device_type_tests` for every device type whose test base is
+active: `CPUTestBase`, and `PrivateUse1TestBase` because
+`torch.accinte.is_available()` is true when common_device_type is imported
+(autoload registered the backend during `import torch`). The generated
+classes are TestDeviceGenericCPU and TestDeviceGenericPRIVATEUSE1, with the
+device (and dtype) in each test's name, e.g.
+test_add_matches_cpu_accinte_float32. docs/chapters/testing.md explains the
+machinery; this file is its worked example.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch.testing._internal.common_device_type import (
+    PrivateUse1TestBase,
+    deviceCountAtLeast,
+    dtypes,
+    dtypesIfPRIVATEUSE1,
+    instantiate_device_type_tests,
+    onlyPRIVATEUSE1,
+    ops,
+)
+from torch.testing._internal.common_methods_invocations import op_db
+from torch.testing._internal.common_utils import TestCase
+
+# A few OpInfos for the @ops test: PyTorch's own sample inputs, on each device.
+SOME_OPS = [op for op in op_db if op.name in ("add", "mul", "abs", "sum", "matmul")
+            and not op.variant_test_name]
+
+
+# LITERALINCLUDE START: TESTING DEVICE GENERIC CLASS
+class TestDeviceGeneric(TestCase):
+    # The device and dtype arguments are filled in per instantiated class.
+    @dtypes(torch.float32, torch.float64, torch.int64)
+    @dtypesIfPRIVATEUSE1(torch.float32, torch.int64)  # replaces @dtypes on accinte
+    def test_add_matches_cpu(self, device, dtype):
+        a = torch.arange(12, device=device).reshape(3, 4).to(dtype)
+        result = a + a.t().contiguous().t()
+        self.assertEqual(result.device.type, torch.device(device).type)
+        self.assertEqual(result, (a.cpu() * 2))  # TestCase.assertEqual compares across devices
+
+    @onlyPRIVATEUSE1
+    def test_runs_on_the_backend(self, device):
+        self.assertEqual(torch.device(device).type, "accinte")
+        self.assertEqual(self.device_type, "accinte")  # set by PrivateUse1TestBase.setUpClass
+
+    @deviceCountAtLeast(2)
+    def test_copy_between_devices(self, devices):
+        x = torch.randn(5, device=devices[0])
+        y = x.to(devices[1])
+        self.assertEqual(y.device, torch.device(devices[1]))
+        self.assertEqual(x, y, exact_device=False)
+
+    @ops(SOME_OPS, allowed_dtypes=(torch.float32,))
+    def test_samples_match_cpu(self, device, dtype, op):
+        for sample in op.sample_inputs(device, dtype):
+            on_cpu = sample.transform(lambda t: t.cpu() if isinstance(t, torch.Tensor) else t)
+            expected = op(on_cpu.input, *on_cpu.args, **on_cpu.kwargs)
+            self.assertEqual(op(sample.input, *sample.args, **sample.kwargs), expected,
+                             exact_device=False)
+
+    def test_sparse_round_trip(self, device):
+        dense = torch.eye(3, device=device)
+        self.assertEqual(dense.to_sparse().to_dense(), dense)
+
+
+# Backend-wide configuration, read while the classes are instantiated: accinte
+# has no sparse kernels (see tests/conformance/known_failures.py), and its
+# @ops tests cover only the operators allowed here. Reset afterwards: the
+# settings live on PrivateUse1TestBase, shared by every test file.
+PrivateUse1TestBase.set_test_configs(
+    op_allowlist=("add", "mul", "abs"),
+    test_exclusions={"TestDeviceGeneric": ["test_sparse_round_trip"]},
+)
+instantiate_device_type_tests(TestDeviceGeneric, globals(), only_for=("cpu", "accinte"))
+PrivateUse1TestBase.set_test_configs()
+# LITERALINCLUDE END: TESTING DEVICE GENERIC CLASS
+
+
+def test_the_backend_classes_were_generated():
+    # What the instantiation produced: one class per device type, tests named
+    # after the device and dtype.
+    accinte_class = globals()["TestDeviceGenericPRIVATEUSE1"]
+    assert issubclass(accinte_class, PrivateUse1TestBase)
+    names = {name for name in dir(accinte_class) if name.startswith("test_")}
+    assert "test_add_matches_cpu_accinte_float32" in names
+    assert "test_add_matches_cpu_accinte_float64" not in names  # dtypesIfPRIVATEUSE1
+    assert "test_samples_match_cpu_add_accinte_float32" in names
+    assert "test_samples_match_cpu_matmul_accinte_float32" not in names  # op_allowlist
+    assert "test_sparse_round_trip_accinte" not in names  # test_exclusions
+    cpu_names = {name for name in dir(globals()["TestDeviceGenericCPU"]) if name.startswith("test_")}
+    assert {"test_add_matches_cpu_cpu_float64", "test_samples_match_cpu_matmul_cpu_float32",
+            "test_sparse_round_trip_cpu"} <= cpu_names

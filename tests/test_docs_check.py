@@ -1,0 +1,147 @@
+"""tools/docs_check.py on tiny sites made here: the checks themselves with
+pages read from disk, then the same checks through headless Chromium (the
+rendered DOM, including what a page's scripts add). `make docs-check` runs
+the tool on the real site."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tools"))
+
+import docs_check  # noqa: E402
+
+PNG_1x1 = bytes.fromhex(
+    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4"
+    "890000000d49444154789c6360000002000100e221bc330000000049454e44ae426082")
+
+
+def read_from_disk(path: Path) -> str:
+    return path.read_text()
+
+
+def page(body: str) -> str:
+    return f"<!DOCTYPE html><html><head><title>t</title></head><body>{body}</body></html>"
+
+
+def make_site(root: Path, pages: dict[str, str]) -> Path:
+    (root / "img").mkdir(parents=True, exist_ok=True)
+    (root / "img" / "dot.png").write_bytes(PNG_1x1)
+    for rel, body in pages.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(page(body))
+    return root
+
+
+def good_pages() -> dict[str, str]:
+    return {
+        "index.html": '<h1 id="top">Home</h1><a href="chapters/a.html#usage">a</a>'
+                      '<a href="https://example.org/x">out</a><a href="#top">up</a>'
+                      '<img src="img/dot.png" alt="dot">'
+                      '<div class="highlight"><pre>print(1)</pre></div>',
+        "chapters/a.html": '<h1 id="a">A</h1><section id="usage">u</section>'
+                           '<a href="../index.html">home</a><a href="./">dir</a>',
+        "chapters/index.html": "<p>a directory index</p>",
+    }
+
+
+def problems(site: Path, render=read_from_disk) -> list[str]:
+    return docs_check.check_site(site, render).problems
+
+
+def test_good_site_passes_and_lists_external_links(tmp_path):
+    site = make_site(tmp_path, good_pages())
+    report = docs_check.check_site(site, read_from_disk)
+    assert report.problems == []
+    assert report.pages == 3
+    assert report.external == {"https://example.org/x"}
+
+
+@pytest.mark.parametrize("body, expected", [
+    ('<a href="chapters/missing.html">x</a>', "broken link 'chapters/missing.html'"),
+    ('<a href="chapters/a.html#nowhere">x</a>',
+     "broken anchor 'chapters/a.html#nowhere' (no id 'nowhere' in chapters/a.html)"),
+    ('<a href="#nowhere">x</a>', "broken anchor '#nowhere'"),
+    ('<a href="../outside.html">x</a>', "link '../outside.html' leaves the site"),
+    ('<img src="img/missing.png">', "image 'img/missing.png' is missing"),
+    ('<img src="https://example.org/logo.png">', "comes from the network"),
+    ('<link rel="stylesheet" href="_static/gone.css">', "missing stylesheet or script"),
+    ('<div class="highlight"><pre>  \n </pre></div>', "code block 1 is empty"),
+    ('<div class="highlight"><pre><span></span></pre></div>', "code block 1 is empty"),
+])
+def test_each_defect_fails(tmp_path, body, expected):
+    pages = good_pages()
+    pages["bad.html"] = body
+    found = problems(make_site(tmp_path, pages))
+    assert any(expected in p for p in found), found
+    assert all(p.startswith("bad.html: ") for p in found)
+
+
+def test_broken_image_file_fails(tmp_path):
+    site = make_site(tmp_path, good_pages())
+    (site / "img" / "dot.png").write_bytes(b"not a png")
+    assert problems(site) == ["index.html: image 'img/dot.png' is not a PNG"]
+
+
+def test_page_that_cannot_be_loaded_fails(tmp_path):
+    site = make_site(tmp_path, good_pages())
+
+    def failing(path: Path) -> str:
+        if path.name == "a.html":
+            raise RuntimeError("Chromium could not load the page")
+        return read_from_disk(path)
+
+    found = problems(site, failing)
+    assert "chapters/a.html: Chromium could not load the page" in found
+
+
+# The same site through the browser. CI installs Chromium before `make test`
+# (.ci/run); elsewhere these skip with the reason when it is missing.
+CHROMIUM = docs_check.find_chromium()
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None and not os.environ.get("CI"),
+    reason="Chromium not installed (apt-get install chromium); CI installs it")
+
+SCRIPTED = ('<a href="#made-by-script">x</a>'
+            '<script>document.body.insertAdjacentHTML("beforeend",'
+            '"<p id=\'made-by-script\'>added</p>")</script>')
+
+
+@needs_chromium
+def test_chromium_renders_the_dom_that_is_checked(tmp_path):
+    pages = good_pages()
+    pages["scripted.html"] = SCRIPTED
+    site = make_site(tmp_path, pages)
+    # The anchor exists only once the page's script ran: the file alone lacks it.
+    assert any("made-by-script" in p for p in problems(site))
+    assert problems(site, docs_check.chromium_renderer(CHROMIUM)) == []
+
+
+@needs_chromium
+def test_cli_fails_on_a_broken_link_and_passes_without_it(tmp_path):
+    pages = good_pages()
+    pages["chapters/b.html"] = '<a href="gone.html#x">gone</a><a href="a.html#usage">ok</a>'
+    site = make_site(tmp_path, pages)
+    tool = [sys.executable, str(REPO / "tools" / "docs_check.py"), str(site)]
+    bad = subprocess.run(tool, capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert "chapters/b.html: broken link 'gone.html#x'" in bad.stdout
+    assert "https://example.org/x" in bad.stdout  # listed, not a failure
+    (site / "chapters" / "b.html").unlink()
+    good = subprocess.run(tool, capture_output=True, text=True, timeout=300)
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert "3 pages rendered by Chromium" in good.stdout
+
+
+def test_cli_without_a_site_says_how_to_build_it(tmp_path):
+    out = subprocess.run([sys.executable, str(REPO / "tools" / "docs_check.py"), str(tmp_path)],
+                         capture_output=True, text=True)
+    assert out.returncode == 1
+    assert "run `make docs` first" in out.stdout
