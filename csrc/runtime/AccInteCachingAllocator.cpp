@@ -18,6 +18,7 @@ size_t round_up(size_t size, size_t multiple) {
   return multiple * ((size + multiple - 1) / multiple);
 }
 
+// LITERALINCLUDE START: ALLOCATOR SIZE CLASSES
 // The block size a request is served with.
 size_t round_size(size_t size) {
   return size < kMinBlockSize ? kMinBlockSize : round_up(size, kMinBlockSize);
@@ -39,6 +40,7 @@ bool should_split(const Block* block, size_t size) {
   const size_t remaining = block->size - size;
   return block->pool->is_small ? remaining >= kMinBlockSize : remaining > kSmallSize;
 }
+// LITERALINCLUDE END: ALLOCATOR SIZE CLASSES
 
 template <typename F>
 void for_each_stat_array(CachingDeviceAllocator::DeviceStats& stats, F f) {
@@ -70,6 +72,7 @@ DeviceCachingAllocator::StatTypes DeviceCachingAllocator::stat_types(const Block
   return types;
 }
 
+// LITERALINCLUDE START: ALLOCATOR MALLOC
 Block* DeviceCachingAllocator::malloc(size_t nbytes, const AccInteStream& stream,
                                       std::shared_ptr<c10::GatheredContext> context) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -103,6 +106,7 @@ Block* DeviceCachingAllocator::find_free_block(BlockPool& pool, StreamId stream,
   pool.blocks.erase(it);
   return block;
 }
+// LITERALINCLUDE END: ALLOCATOR MALLOC
 
 Block* DeviceCachingAllocator::alloc_segment(size_t size, BlockPool& pool, StreamId stream,
                                              bool is_retry,
@@ -188,6 +192,7 @@ Block* DeviceCachingAllocator::use_block(Block* block, size_t size, size_t reque
   return block;
 }
 
+// LITERALINCLUDE START: ALLOCATOR FREE AND RECORD STREAM
 void DeviceCachingAllocator::free(Block* block, std::shared_ptr<c10::GatheredContext> context) {
   std::lock_guard<std::mutex> lock(mutex_);
   block->allocated = false;
@@ -211,6 +216,7 @@ void DeviceCachingAllocator::record_stream(Block* block, const AccInteStream& st
   }
   block->stream_uses.insert(stream.unwrap());
 }
+// LITERALINCLUDE END: ALLOCATOR FREE AND RECORD STREAM
 
 // Returns an inactive block to its pool, merged with free neighbours.
 void DeviceCachingAllocator::free_block(Block* block,
@@ -280,6 +286,7 @@ size_t DeviceCachingAllocator::try_merge(Block* dst, Block* src, BlockPool& pool
   return subsumed;
 }
 
+// LITERALINCLUDE START: ALLOCATOR STREAM EVENTS
 void DeviceCachingAllocator::insert_events(Block* block) {
   for (const Stream& stream : block->stream_uses) {
     AccInteEvent event;
@@ -304,6 +311,7 @@ void DeviceCachingAllocator::process_events() {
     it = queue.empty() ? outstanding_events_.erase(it) : std::next(it);
   }
 }
+// LITERALINCLUDE END: ALLOCATOR STREAM EVENTS
 
 void DeviceCachingAllocator::synchronize_and_free_events() {
   stats_.num_sync_all_streams += 1;

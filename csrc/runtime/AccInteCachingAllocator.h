@@ -62,12 +62,14 @@ namespace c10::accinte {
 //   requested_bytes                the unrounded sizes of active blocks
 //   inactive_split / _bytes        free blocks in segments that are split
 //   segment / reserved_bytes       segments obtained from acMalloc
+// LITERALINCLUDE START: ALLOCATOR CONSTANTS
 constexpr size_t kMinBlockSize = 512;          // every block is a multiple of this
 constexpr size_t kSmallSize = 1 << 20;         // largest request of the small pool
 constexpr size_t kSmallBuffer = 2 << 20;       // segment size of the small pool
 constexpr size_t kMinLargeAlloc = 10 << 20;    // requests below this share 20 MiB segments
 constexpr size_t kLargeBuffer = 20 << 20;      // shared large-pool segment size
 constexpr size_t kRoundLarge = 2 << 20;        // large segments are multiples of this
+// LITERALINCLUDE END: ALLOCATOR CONSTANTS
 
 struct BlockPool;
 

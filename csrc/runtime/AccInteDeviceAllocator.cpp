@@ -19,6 +19,7 @@ void free_device_memory(void* ptr);
 
 class AccInteDeviceAllocatorImpl final : public c10::DeviceAllocator {
  public:
+// LITERALINCLUDE START: ALLOCATOR FACADE
   DataPtr allocate(size_t nbytes) override {
     const DeviceIndex device = current_device();
     mark_device_used(device);
@@ -51,6 +52,7 @@ class AccInteDeviceAllocatorImpl final : public c10::DeviceAllocator {
     }
     device_allocator(block->device).free(block, std::move(context));
   }
+// LITERALINCLUDE END: ALLOCATOR FACADE
 
   DeleterFnPtr raw_deleter() const override { return &free_device_memory; }
 
@@ -66,6 +68,7 @@ class AccInteDeviceAllocatorImpl final : public c10::DeviceAllocator {
     }
   }
 
+// LITERALINCLUDE START: ALLOCATOR FACADE RECORD STREAM
   void recordStream(const DataPtr& ptr, c10::Stream stream) override {
     // Empty tensors and memory this allocator did not hand out (from_blob)
     // have nothing to protect.
@@ -82,6 +85,7 @@ class AccInteDeviceAllocatorImpl final : public c10::DeviceAllocator {
     }
     device_allocator(block->device).record_stream(block, AccInteStream(stream));
   }
+// LITERALINCLUDE END: ALLOCATOR FACADE RECORD STREAM
 
   CachingDeviceAllocator::DeviceStats getDeviceStats(DeviceIndex device) override {
     return device_allocator(device).stats();
@@ -180,6 +184,8 @@ std::string format_bytes(size_t bytes) {
   return buffer;
 }
 
+// LITERALINCLUDE START: ALLOCATOR REGISTRATION
 REGISTER_ALLOCATOR(c10::DeviceType::PrivateUse1, g_allocator);
+// LITERALINCLUDE END: ALLOCATOR REGISTRATION
 
 } // namespace c10::accinte

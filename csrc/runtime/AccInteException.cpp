@@ -4,6 +4,7 @@
 
 namespace c10::accinte {
 
+// LITERALINCLUDE START: RUNTIME ERROR TO EXCEPTION
 void throw_runtime_error(acError_t error, const char* call, const char* file, int line) {
   const char* name = acGetErrorName(error);
   const char* text = acGetErrorString(error);
@@ -18,5 +19,6 @@ void throw_runtime_error(acError_t error, const char* call, const char* file, in
   TORCH_CHECK(false, "accinte error ", name, ": ", text, " (in ", call, " at ", file, ":",
               line, ")");
 }
+// LITERALINCLUDE END: RUNTIME ERROR TO EXCEPTION
 
 } // namespace c10::accinte

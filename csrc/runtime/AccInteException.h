@@ -16,6 +16,7 @@ namespace c10::accinte {
 
 } // namespace c10::accinte
 
+// LITERALINCLUDE START: RUNTIME CHECK MACROS
 /// ACCINTE_CHECK(call): runs `call` (an acError_t expression) and throws on
 /// failure. The C10_CUDA_CHECK of this backend.
 #define ACCINTE_CHECK(EXPR)                                            \
@@ -38,3 +39,4 @@ namespace c10::accinte {
                  acGetErrorString(accinte_check_error_));              \
     }                                                                  \
   } while (0)
+// LITERALINCLUDE END: RUNTIME CHECK MACROS

@@ -15,6 +15,7 @@ std::array<std::atomic<bool>, kMaxDevices> g_device_used{};
 
 } // namespace
 
+// LITERALINCLUDE START: DEVICE COUNT AND INDEX
 DeviceIndex device_count() noexcept {
   // The count cannot change during a process: ask the runtime once.
   static const DeviceIndex count = [] {
@@ -30,6 +31,7 @@ void check_device_index(DeviceIndex device) {
               ": ", int(count), " device(s) available (valid indices are 0..", int(count) - 1,
               "; ACCINTE_DEVICE_COUNT sets the count)");
 }
+// LITERALINCLUDE END: DEVICE COUNT AND INDEX
 
 DeviceIndex current_device() {
   int device = 0;

@@ -53,6 +53,7 @@ uint64_t AccInteGeneratorImpl::seed() {
   return random;
 }
 
+// LITERALINCLUDE START: GENERATOR STATE
 void AccInteGeneratorImpl::set_state(const c10::TensorImpl& new_state) {
   TORCH_CHECK(new_state.dtype() == caffe2::TypeMeta::Make<uint8_t>() &&
                   static_cast<size_t>(new_state.numel()) == kStateSize,
@@ -72,13 +73,16 @@ c10::intrusive_ptr<c10::TensorImpl> AccInteGeneratorImpl::get_state() const {
   std::memcpy(bytes + sizeof(uint64_t), &offset_, sizeof(uint64_t));
   return state.getIntrusivePtr();
 }
+// LITERALINCLUDE END: GENERATOR STATE
 
+// LITERALINCLUDE START: GENERATOR KERNEL ENGINE
 at::Generator AccInteGeneratorImpl::next_kernel_engine() {
   std::lock_guard<std::mutex> lock(mutex_);
   const uint64_t engine_seed = mix(seed_ ^ mix(offset_));
   offset_ += 1;
   return at::detail::createCPUGenerator(engine_seed);
 }
+// LITERALINCLUDE END: GENERATOR KERNEL ENGINE
 
 AccInteGeneratorImpl* AccInteGeneratorImpl::clone_impl() const {
   auto* copy = new AccInteGeneratorImpl(device().index(), seed_);
@@ -86,6 +90,7 @@ AccInteGeneratorImpl* AccInteGeneratorImpl::clone_impl() const {
   return copy;
 }
 
+// LITERALINCLUDE START: GENERATOR DEFAULTS
 const at::Generator& getDefaultAccInteGenerator(DeviceIndex device) {
   struct Defaults {
     std::vector<std::once_flag> created;
@@ -103,6 +108,7 @@ const at::Generator& getDefaultAccInteGenerator(DeviceIndex device) {
   });
   return defaults->generators[device];
 }
+// LITERALINCLUDE END: GENERATOR DEFAULTS
 
 at::Generator createAccInteGenerator(DeviceIndex device) {
   if (device < 0) {

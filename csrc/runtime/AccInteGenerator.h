@@ -16,6 +16,7 @@
 
 namespace c10::accinte {
 
+// LITERALINCLUDE START: GENERATOR IMPL
 struct C10_EXPORT AccInteGeneratorImpl final : public c10::GeneratorImpl {
   /// A generator of device `device` (which must be a valid index).
   explicit AccInteGeneratorImpl(DeviceIndex device,
@@ -43,6 +44,7 @@ struct C10_EXPORT AccInteGeneratorImpl final : public c10::GeneratorImpl {
   uint64_t seed_;
   uint64_t offset_ = 0;
 };
+// LITERALINCLUDE END: GENERATOR IMPL
 
 /// The default generator of `device` (-1: current device), created on first use.
 C10_EXPORT const at::Generator& getDefaultAccInteGenerator(DeviceIndex device = -1);

@@ -7,6 +7,7 @@
 
 namespace c10::accinte {
 
+// LITERALINCLUDE START: GUARD RAII
 class AccInteGuard {
  public:
   /// Makes `device` current for this thread; a negative index keeps the
@@ -32,5 +33,6 @@ class AccInteGuard {
  private:
   DeviceIndex previous_;
 };
+// LITERALINCLUDE END: GUARD RAII
 
 } // namespace c10::accinte

@@ -12,6 +12,7 @@ AccInteGuardImpl::AccInteGuardImpl(DeviceType t) {
   TORCH_CHECK(t == static_type, "AccInteGuardImpl initialized with non-accinte DeviceType: ", t);
 }
 
+// LITERALINCLUDE START: GUARD IMPL DEVICES
 Device AccInteGuardImpl::exchangeDevice(Device d) const {
   TORCH_CHECK(d.is_privateuseone(), "Expected an accinte device, got ", d);
   return Device(static_type, c10::accinte::exchange_device(d.index()));
@@ -33,6 +34,7 @@ void AccInteGuardImpl::uncheckedSetDevice(Device d) const noexcept {
 DeviceIndex AccInteGuardImpl::deviceCount() const noexcept {
   return device_count();
 }
+// LITERALINCLUDE END: GUARD IMPL DEVICES
 
 DeviceCapability AccInteGuardImpl::getDeviceCapability(Device d) const {
   check_device_index(d.index());
@@ -50,6 +52,7 @@ void AccInteGuardImpl::synchronizeDevice(DeviceIndex device_index) const {
   device_synchronize(device_index);
 }
 
+// LITERALINCLUDE START: STREAM GUARD IMPL
 Stream AccInteGuardImpl::getStream(Device d) const {
   return getCurrentAccInteStream(d.index()).unwrap();
 }
@@ -72,6 +75,7 @@ Stream AccInteGuardImpl::exchangeStream(Stream s) const {
   setCurrentAccInteStream(stream);
   return previous.unwrap();
 }
+// LITERALINCLUDE END: STREAM GUARD IMPL
 
 void* AccInteGuardImpl::getStreamNativeHandle(const Stream s) const {
   return AccInteStream(s).stream();
@@ -90,6 +94,7 @@ void AccInteGuardImpl::recordDataPtrOnStream(const DataPtr& data_ptr,
   c10::getDeviceAllocator(static_type)->recordStream(data_ptr, stream);
 }
 
+// LITERALINCLUDE START: EVENT RECORD AND BLOCK
 void AccInteGuardImpl::record(void** event, const Stream& stream, DeviceIndex device_index,
                               EventFlag flag) const {
   TORCH_CHECK(device_index == -1 || device_index == stream.device_index(),
@@ -115,6 +120,7 @@ void AccInteGuardImpl::block(void* event, const Stream& stream) const {
   ACCINTE_CHECK(acStreamWaitEvent(AccInteStream(stream).stream(),
                                   static_cast<acEvent_t>(event), 0));
 }
+// LITERALINCLUDE END: EVENT RECORD AND BLOCK
 
 bool AccInteGuardImpl::queryEvent(void* event) const {
   if (event == nullptr) {
@@ -149,6 +155,8 @@ double AccInteGuardImpl::elapsedTime(void* start, void* end, DeviceIndex device_
   return static_cast<double>(ms);
 }
 
+// LITERALINCLUDE START: GUARD IMPL REGISTRATION
 C10_REGISTER_GUARD_IMPL(PrivateUse1, AccInteGuardImpl);
+// LITERALINCLUDE END: GUARD IMPL REGISTRATION
 
 } // namespace c10::accinte

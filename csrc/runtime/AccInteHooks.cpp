@@ -11,6 +11,7 @@
 
 namespace c10::accinte {
 
+// LITERALINCLUDE START: HOOKS INIT
 void AccInteHooks::init() const {
   int count = 0;
   // Fails with acErrorInitializationError in a forked child of a process
@@ -25,6 +26,7 @@ bool AccInteHooks::isAvailable() const {
 bool AccInteHooks::hasPrimaryContext(DeviceIndex device_index) const {
   return has_primary_context(device_index);
 }
+// LITERALINCLUDE END: HOOKS INIT
 
 DeviceIndex AccInteHooks::deviceCount() const {
   return device_count();
@@ -54,6 +56,7 @@ at::Generator AccInteHooks::getNewGenerator(DeviceIndex device_index) const {
   return createAccInteGenerator(device_index);
 }
 
+// LITERALINCLUDE START: HOOKS MEMORY
 at::Device AccInteHooks::getDeviceFromPtr(void* data) const {
   acPointerAttributes attributes{};
   ACCINTE_CHECK(acPointerGetAttributes(&attributes, data));
@@ -83,7 +86,9 @@ void AccInteHooks::resizePrivateUse1Bytes(const c10::Storage& storage, size_t ne
   storage.unsafeGetStorageImpl()->set_data_ptr_noswap(std::move(data));
   storage.unsafeGetStorageImpl()->set_nbytes(newsize);
 }
+// LITERALINCLUDE END: HOOKS MEMORY
 
+// LITERALINCLUDE START: HOOKS REGISTRATION
 namespace {
 // Registered once the library is loaded; the interface is never destroyed.
 const bool g_hooks_registered = [] {
@@ -91,5 +96,6 @@ const bool g_hooks_registered = [] {
   return true;
 }();
 } // namespace
+// LITERALINCLUDE END: HOOKS REGISTRATION
 
 } // namespace c10::accinte

@@ -7,6 +7,7 @@
 
 namespace c10::accinte {
 
+// LITERALINCLUDE START: HOOKS INTERFACE
 struct AccInteHooks final : public at::PrivateUse1HooksInterface {
   /// Lazy initialisation (torch.accinte.init / first device use): checks the
   /// runtime is usable in this process and throws a clear error if not.
@@ -31,5 +32,6 @@ struct AccInteHooks final : public at::PrivateUse1HooksInterface {
   /// Grows or shrinks a storage in place (Tensor.untyped_storage().resize_()).
   void resizePrivateUse1Bytes(const c10::Storage& storage, size_t newsize) const override;
 };
+// LITERALINCLUDE END: HOOKS INTERFACE
 
 } // namespace c10::accinte

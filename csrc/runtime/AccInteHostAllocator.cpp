@@ -9,6 +9,7 @@ namespace {
 
 using Block = at::HostBlock<AccInteStream>;
 
+// LITERALINCLUDE START: HOST ALLOCATOR IMPL
 // Supplies the runtime-specific steps; PyTorch's template does the caching.
 struct AccInteHostAllocatorImpl final
     : public at::CachingHostAllocatorImpl<AccInteStream, AccInteEvent> {
@@ -39,6 +40,7 @@ void free_pinned(void* ctx);
 
 struct AccInteHostAllocator final
     : public at::CachingHostAllocatorInterface<AccInteHostAllocatorImpl, free_pinned> {};
+// LITERALINCLUDE END: HOST ALLOCATOR IMPL
 
 // Leaked on purpose: pinned tensors may be freed by static destructors at exit.
 AccInteHostAllocator* g_host_allocator = new AccInteHostAllocator();
@@ -53,6 +55,7 @@ at::HostAllocator* getHostAllocator() {
   return g_host_allocator;
 }
 
+// LITERALINCLUDE START: HOST ALLOCATOR REGISTRATION
 bool is_pinned_ptr(const void* ptr) {
   acPointerAttributes attributes{};
   ACCINTE_CHECK(acPointerGetAttributes(&attributes, ptr));
@@ -60,5 +63,6 @@ bool is_pinned_ptr(const void* ptr) {
 }
 
 REGISTER_HOST_ALLOCATOR(at::kPrivateUse1, g_host_allocator)
+// LITERALINCLUDE END: HOST ALLOCATOR REGISTRATION
 
 } // namespace c10::accinte

@@ -12,6 +12,7 @@ namespace {
 std::mutex g_error_mutex;
 std::string g_last_error; // guarded by g_error_mutex
 
+// LITERALINCLUDE START: EXECUTION LAUNCH KERNEL
 int run_kernel(void* user_data) {
   std::unique_ptr<std::function<void()>> kernel(static_cast<std::function<void()>*>(user_data));
   try {
@@ -45,6 +46,7 @@ void maybe_block_after_launch(const AccInteStream& stream) {
     stream.synchronize();
   }
 }
+// LITERALINCLUDE END: EXECUTION LAUNCH KERNEL
 
 std::string take_kernel_error() {
   std::lock_guard<std::mutex> lock(g_error_mutex);

@@ -16,6 +16,7 @@ namespace {
 constexpr int kPriorityLevels = 2; // index 0: priority 0, index 1: priority -1
 constexpr StreamId kMaxStreamId = kPriorityLevels * kStreamsPerPool;
 
+// LITERALINCLUDE START: STREAM DEVICE STREAMS
 // Runtime handles of one device's streams, created on first use.
 struct DeviceStreams {
   std::once_flag created;
@@ -50,6 +51,7 @@ DeviceStreams& streams_of(DeviceIndex device) {
 
 // Current stream id per device for this thread; 0 (default) until set.
 thread_local std::array<StreamId, 64> t_current_stream{};
+// LITERALINCLUDE END: STREAM DEVICE STREAMS
 
 DeviceIndex resolve(DeviceIndex device) {
   if (device < 0) {
@@ -98,6 +100,7 @@ void AccInteStream::synchronize() const {
   ACCINTE_CHECK(acStreamSynchronize(stream()));
 }
 
+// LITERALINCLUDE START: STREAM POOL AND CURRENT
 AccInteStream getStreamFromPool(bool isHighPriority, DeviceIndex device) {
   device = resolve(device);
   DeviceStreams& s = streams_of(device);
@@ -123,6 +126,7 @@ AccInteStream getCurrentAccInteStream(DeviceIndex device) {
 void setCurrentAccInteStream(AccInteStream stream) {
   t_current_stream[stream.device_index()] = stream.id();
 }
+// LITERALINCLUDE END: STREAM POOL AND CURRENT
 
 std::ostream& operator<<(std::ostream& out, const AccInteStream& stream) {
   return out << stream.unwrap();

@@ -72,6 +72,7 @@ __all__ = [
 
 # ---- lazy initialisation and fork safety (mirrors torch.cuda) ---------------
 
+# LITERALINCLUDE START: DEVICE LAZY INIT
 _initialized = False
 _in_bad_fork = False
 _init_lock = threading.Lock()
@@ -116,6 +117,7 @@ def _after_fork_in_child() -> None:
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
+# LITERALINCLUDE END: DEVICE LAZY INIT
 
 
 def init() -> None:

@@ -34,7 +34,7 @@ def _device_indices() -> range:
 
 def get_rng_state(device: _device_t = "accinte") -> torch.Tensor:
     """The state of ``device``'s default generator, as a ByteTensor
-    (AccInteGeneratorImpl::get_state: the CPU engine's state format)."""
+    (AccInteGeneratorImpl::get_state: 16 bytes, the seed then the offset)."""
     return _default_generator(device).get_state()
 
 
@@ -43,6 +43,7 @@ def get_rng_state_all() -> list[torch.Tensor]:
     return [get_rng_state(i) for i in _device_indices()]
 
 
+# LITERALINCLUDE START: GENERATOR PYTHON SEEDING
 def set_rng_state(new_state: torch.Tensor, device: _device_t = "accinte") -> None:
     """Restores ``device``'s default generator from a state from get_rng_state
     (AccInteGeneratorImpl::set_state). torch.random.fork_rng and
@@ -65,6 +66,7 @@ def manual_seed_all(seed: int) -> None:
     """Seeds every device's default generator (torch.manual_seed calls this)."""
     for index in _device_indices():
         _default_generator(index).manual_seed(int(seed))
+# LITERALINCLUDE END: GENERATOR PYTHON SEEDING
 
 
 def seed() -> None:

@@ -40,6 +40,7 @@ namespace {
 // Releases the GIL around runtime calls that may block.
 using no_gil = py::call_guard<py::gil_scoped_release>;
 
+// LITERALINCLUDE START: DEVICE INIT BINDING
 // In a forked child, make torch call torch.accinte._lazy_init() again on the
 // next device use, so the child gets Python's "use the 'spawn' start method"
 // error instead of whatever the runtime says first (torch.cuda does the same).
@@ -52,6 +53,7 @@ void lazy_init() {
   std::call_once(fork_handler, [] { pthread_atfork(nullptr, nullptr, &forked_child); });
   at::globalContext().lazyInitDevice(c10::DeviceType::PrivateUse1);
 }
+// LITERALINCLUDE END: DEVICE INIT BINDING
 
 // Keeps the current stream busy for `ms` milliseconds: the way tests prove that
 // work is asynchronous (torch.cuda._sleep's counterpart).

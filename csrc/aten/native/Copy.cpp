@@ -56,6 +56,7 @@ void enqueue_copy(const AccInteStream& stream, const at::Tensor& src, const at::
   });
 }
 
+// LITERALINCLUDE START: HOST ALLOCATOR NON BLOCKING COPY
 // After a copy that touched host memory: either keep the pinned block alive
 // for the stream (non_blocking) or wait for the copy to finish.
 void finish_host_copy(const AccInteStream& stream, const at::Tensor& host, bool non_blocking) {
@@ -65,9 +66,11 @@ void finish_host_copy(const AccInteStream& stream, const at::Tensor& host, bool 
         data_ptr.get(), data_ptr.get_context(), stream.unwrap());
     return;
   }
+// LITERALINCLUDE END: HOST ALLOCATOR NON BLOCKING COPY
   stream.synchronize();
 }
 
+// LITERALINCLUDE START: STREAM CROSS DEVICE COPY
 void copy_between_devices(const at::Tensor& src, const at::Tensor& dst) {
   const AccInteStream src_stream = getCurrentAccInteStream(src.device().index());
   const AccInteStream dst_stream = getCurrentAccInteStream(dst.device().index());
@@ -82,6 +85,7 @@ void copy_between_devices(const at::Tensor& src, const at::Tensor& dst) {
   copied.record(src_stream);
   copied.block(dst_stream);
 }
+// LITERALINCLUDE END: STREAM CROSS DEVICE COPY
 
 } // namespace
 

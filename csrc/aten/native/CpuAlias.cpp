@@ -6,6 +6,7 @@ namespace at::native::accinte {
 
 namespace {
 
+// LITERALINCLUDE START: EXECUTION CPU ALIAS
 at::Tensor make_alias(const at::Tensor& t, bool resizable) {
   at::Tensor alias =
       resizable ? at::for_blob(t.data_ptr(), t.sizes())
@@ -22,6 +23,7 @@ at::Tensor make_alias(const at::Tensor& t, bool resizable) {
   alias._set_neg(t.is_neg());
   return alias;
 }
+// LITERALINCLUDE END: EXECUTION CPU ALIAS
 
 } // namespace
 

@@ -132,6 +132,7 @@ c10::Device target_device(const OpPlan& plan, c10::ArrayRef<IValue> args) {
   return {c10::DeviceType::PrivateUse1, c10::accinte::current_device()};
 }
 
+// LITERALINCLUDE START: GENERATOR FALLBACK ENGINES
 // Gives a random operator the engine of its device's generator for this one
 // call (see Note [accinte random numbers]): a missing generator means the
 // device's default one.
@@ -150,6 +151,7 @@ void substitute_generators(const c10::FunctionSchema& schema, torch::jit::Stack&
     value = generator.get<c10::accinte::AccInteGeneratorImpl>()->next_kernel_engine();
   }
 }
+// LITERALINCLUDE END: GENERATOR FALLBACK ENGINES
 
 // A meta tensor with the same storage size, sizes, strides, offset, dtype and
 // math bits as `t`, so the Meta kernel sees exactly what the CPU kernel will.
@@ -221,6 +223,7 @@ bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::St
   const c10::ArrayRef<IValue> args(stack->data() + first, num_args);
   const c10::Device device = target_device(plan, args);
 
+// LITERALINCLUDE START: EXECUTION META PLAN
   // 1. Shapes and validation from the Meta kernel. When the outputs already
   // exist with elements (the path of structured operators, whose C++ meta
   // function ran before the call reached here) a Python Meta kernel would only
@@ -275,7 +278,9 @@ bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::St
       return false;
     }
   }
+// LITERALINCLUDE END: EXECUTION META PLAN
 
+// LITERALINCLUDE START: EXECUTION DEVICE OUTPUTS
   // 2. Device outputs.
   c10::accinte::AccInteGuard guard(device.index());
   for (const int j : plan.mutated_args) {
@@ -301,6 +306,7 @@ bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::St
         break;
     }
   }
+// LITERALINCLUDE END: EXECUTION DEVICE OUTPUTS
 
   // 3. The kernel: CPU aliases of device tensors, host tensors owned.
   // Outputs (fresh ones and mutated arguments) get resizable aliases plus a
@@ -347,6 +353,7 @@ bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::St
     cpu_stack.insert(cpu_stack.end(), targets.begin(), targets.end());
     targets.clear();
   }
+// LITERALINCLUDE START: EXECUTION FALLBACK KERNEL
   c10::accinte::launch_kernel(
       c10::accinte::getCurrentAccInteStream(device.index()),
       [kernel_op, cpu_stack = std::move(cpu_stack), targets = std::move(targets),
@@ -381,6 +388,7 @@ bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::St
                 std::make_move_iterator(results.end()));
   return true;
 }
+// LITERALINCLUDE END: EXECUTION FALLBACK KERNEL
 
 // A device tensor aliasing the bytes that `host_view` (a view of a CPU alias
 // of `base`'s memory) covers.

@@ -22,6 +22,7 @@
 
 namespace accinte {
 
+// LITERALINCLUDE START: RUNTIME STRICT PROTECTION
 acError_t updateProtection(Allocation& a) {
   if (!a.protectable) {
     return acSuccess;  // pinned host memory, or strict mode is off
@@ -36,6 +37,7 @@ acError_t updateProtection(Allocation& a) {
   a.accessible = wanted;
   return acSuccess;
 }
+// LITERALINCLUDE END: RUNTIME STRICT PROTECTION
 
 AccessWindow::AccessWindow(std::vector<AllocationRef> allocations) {
   if (!config().strict) {

@@ -19,6 +19,7 @@ namespace {
 std::atomic<bool> gInitialized{false};
 std::atomic<bool> gPoisoned{false};
 
+// LITERALINCLUDE START: RUNTIME FORK HANDLERS
 // Runs in the parent just before fork(): takes every table lock so the child
 // starts with consistent, unlocked tables.
 void prepareFork() {
@@ -53,6 +54,7 @@ struct ForkHandlers {
   }
 };
 const ForkHandlers gForkHandlers;
+// LITERALINCLUDE END: RUNTIME FORK HANDLERS
 
 }  // namespace
 

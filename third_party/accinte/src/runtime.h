@@ -90,6 +90,7 @@ acError_t synchronizeDevice(int device);
 
 // ---- the C API boundary -----------------------------------------------------
 
+// LITERALINCLUDE START: RUNTIME API BOUNDARY
 // Runs `body` as the implementation of one C API call: refuses to run in a
 // poisoned fork child and turns any C++ exception into an error code, since
 // no exception may cross the C boundary.
@@ -126,6 +127,7 @@ acError_t blockingApiCall(Body&& body) noexcept {
     return body();
   });
 }
+// LITERALINCLUDE END: RUNTIME API BOUNDARY
 
 }  // namespace accinte
 

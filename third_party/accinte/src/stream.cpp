@@ -106,6 +106,7 @@ std::shared_ptr<Completion> Stream::record() {
   return completion;
 }
 
+// LITERALINCLUDE START: RUNTIME STREAM WORKER
 bool Stream::idle() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return finished_ == issued_;
@@ -154,5 +155,6 @@ void Stream::runWorker() {
     doneCv_.notify_all();
   }
 }
+// LITERALINCLUDE END: RUNTIME STREAM WORKER
 
 }  // namespace accinte

@@ -254,6 +254,7 @@ acError_t acLaunchHostFunc(acStream_t stream, acHostFn_t fn, void* userData) {
   });
 }
 
+// LITERALINCLUDE START: RUNTIME LAUNCH KERNEL
 acError_t acLaunchKernel(acStream_t stream, acKernelFn_t fn, void* userData) {
   return apiCall([&] {
     return launch(stream, fn, [fn, userData] {
@@ -267,5 +268,6 @@ acError_t acLaunchKernel(acStream_t stream, acKernelFn_t fn, void* userData) {
     });
   });
 }
+// LITERALINCLUDE END: RUNTIME LAUNCH KERNEL
 
 }  // extern "C"

@@ -50,6 +50,7 @@ extern "C" {
 #define ACCINTE_API __attribute__((visibility("default")))
 
 /* Error codes (cudaError_t). Values are part of the ABI. */
+// LITERALINCLUDE START: RUNTIME ERROR CODES
 typedef enum acError {
   acSuccess = 0,
   acErrorInvalidValue = 1,          /* an argument is out of range or NULL */
@@ -72,6 +73,7 @@ typedef enum acError {
                                        memory, or the handle is corrupt */
   acErrorUnknown = 999              /* an unexpected internal failure */
 } acError_t;
+// LITERALINCLUDE END: RUNTIME ERROR CODES
 
 /* Direction of a copy (cudaMemcpyKind). acMemcpyDefault infers it from the
  * pointers, as with unified addressing. */
