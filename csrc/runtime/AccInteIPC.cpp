@@ -16,6 +16,7 @@ void close_mapping(void* context) {
 
 } // namespace
 
+// LITERALINCLUDE START: IPC SHARE STORAGE
 IpcStorageHandle share_storage(const c10::Storage& storage) {
   TORCH_CHECK(storage.device().is_privateuseone(),
               "share_storage expects an accinte storage, got one on ", storage.device());
@@ -35,7 +36,9 @@ IpcStorageHandle share_storage(const c10::Storage& storage) {
   ACCINTE_CHECK(acIpcGetMemHandle(&out.handle, data));
   return out;
 }
+// LITERALINCLUDE END: IPC SHARE STORAGE
 
+// LITERALINCLUDE START: IPC OPEN STORAGE
 c10::Storage open_shared_storage(const IpcStorageHandle& handle) {
   check_device_index(handle.device);
   AccInteGuard guard(handle.device);
@@ -53,5 +56,6 @@ c10::Storage open_shared_storage(const IpcStorageHandle& handle) {
       c10::StorageImpl::use_byte_size_t(), static_cast<int64_t>(handle.nbytes), std::move(data),
       /*allocator=*/nullptr, /*resizable=*/false, device));
 }
+// LITERALINCLUDE END: IPC OPEN STORAGE
 
 } // namespace c10::accinte

@@ -2,7 +2,7 @@
 
 PyTorch 2.13's ``torch.multiprocessing`` shares CUDA tensors through IPC
 handles and has no hook for a PrivateUse1 device: an accinte tensor put on a
-``torch.multiprocessing.Queue`` would be pickled as a copy. ``init_reductions``
+``torch.multiprocessing.Queue`` fails to pickle (CPU-only shared memory). ``init_reductions``
 (run when the backend registers) wraps PyTorch's reducers for ``Tensor``,
 ``Parameter`` and ``UntypedStorage`` so that accinte ones travel as IPC
 handles instead, and leaves every other tensor to PyTorch.
@@ -37,6 +37,7 @@ __all__ = ["init_reductions", "rebuild_accinte_storage", "rebuild_accinte_tensor
            "reduce_accinte_storage", "reduce_accinte_tensor"]
 
 
+# LITERALINCLUDE START: MULTIPROCESSING STORAGE
 def _share(storage: torch.UntypedStorage) -> tuple[int, bytes, int, int]:
     """(device, handle, offset, nbytes) of ``storage``; remembers the storage,
     so that if it comes back to this process the same storage is used."""
@@ -70,8 +71,10 @@ def reduce_accinte_storage(storage: torch.UntypedStorage):
 
 def _empty_storage(device: torch.device) -> torch.UntypedStorage:
     return torch.UntypedStorage(0, device=device)
+# LITERALINCLUDE END: MULTIPROCESSING STORAGE
 
 
+# LITERALINCLUDE START: MULTIPROCESSING TENSOR
 def rebuild_accinte_tensor(cls: type, shared: tuple | None, device: str, dtype: torch.dtype,
                            size: torch.Size, stride: tuple[int, ...], offset: int,
                            requires_grad: bool) -> torch.Tensor:
@@ -99,8 +102,10 @@ def reduce_accinte_tensor(tensor: torch.Tensor):
     return (rebuild_accinte_tensor,
             (type(tensor), shared, str(tensor.device), tensor.dtype, tensor.size(),
              tensor.stride(), tensor.storage_offset(), tensor.requires_grad))
+# LITERALINCLUDE END: MULTIPROCESSING TENSOR
 
 
+# LITERALINCLUDE START: MULTIPROCESSING REGISTER
 def _is_shareable(obj: torch.Tensor | torch.UntypedStorage) -> bool:
     """An accinte storage, or a strided accinte tensor (sparse and nested
     tensors are left to PyTorch, which reduces them through their parts)."""
@@ -130,3 +135,4 @@ def init_reductions() -> None:
         register(cls, tensor_reducer)
     register(torch.UntypedStorage,
              _with_accinte(reduce_accinte_storage, torch_reductions.reduce_storage))
+# LITERALINCLUDE END: MULTIPROCESSING REGISTER
