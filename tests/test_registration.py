@@ -156,6 +156,7 @@ def test_custom_abs_meta_kernel():
     assert m.device.type == "meta" and m.shape == (3, 4) and m.dtype == torch.float64
 
 
+# LITERALINCLUDE START: AUTOGRAD OPCHECK
 def test_custom_abs_passes_opcheck():
     samples = [
         (make(torch.float32).to(DEVICE),),
@@ -170,6 +171,7 @@ def test_custom_abs_passes_opcheck():
         # the backward through the AutogradPrivateUse1 kernel instead.
         opcheck(torch.ops.accinte.custom_abs.default, args,
                 test_utils=("test_schema", "test_faketensor", "test_aot_dispatch_dynamic"))
+# LITERALINCLUDE END: AUTOGRAD OPCHECK
 
 
 # ---- 4. a C++ autograd Function with an aliasing output -------------------------------

@@ -6,6 +6,7 @@ libraries, names the PrivateUse1 backend ``accinte``, installs
 ``torch.accinte`` and generates the ``Tensor.accinte()``-style methods.
 """
 
+# LITERALINCLUDE START: AUTOLOAD HOOK
 # Defined before anything is imported: `import torch_accinte` first imports
 # torch, whose own import autoloads this package again. torch then finds the
 # partly imported module here and calls `_autoload` on it; that call must
@@ -23,6 +24,7 @@ def _autoload() -> None:
     if _registered or "_register_backend" not in globals():
         return
     _register_backend()
+# LITERALINCLUDE END: AUTOLOAD HOOK
 
 
 import torch  # noqa: E402
@@ -33,6 +35,7 @@ from torch_accinte import accinte  # noqa: E402
 __all__ = ["accinte"]
 
 
+# LITERALINCLUDE START: AUTOLOAD REGISTRATION
 def _register_backend() -> None:
     """Registers accinte with torch, once per process."""
     global _registered
@@ -53,3 +56,4 @@ def _register_backend() -> None:
 
 
 _register_backend()
+# LITERALINCLUDE END: AUTOLOAD REGISTRATION

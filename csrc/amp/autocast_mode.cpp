@@ -44,6 +44,7 @@
 namespace at::autocast::accinte {
 namespace {
 
+// LITERALINCLUDE START: AMP REFUSED KERNEL
 /// Refuses binary_cross_entropy under autocast. Its input is a probability
 /// that usually comes out of a sigmoid; in half precision the sigmoid
 /// saturates to exactly 0 or 1 and the loss's log becomes -inf.
@@ -57,16 +58,20 @@ at::Tensor binary_cross_entropy_refused(const at::Tensor&, const at::Tensor&,
               "or torch.nn.BCEWithLogitsLoss, which fuse the sigmoid and are safe to "
               "autocast, or compute this loss outside the autocast region.");
 }
+// LITERALINCLUDE END: AMP REFUSED KERNEL
 
 } // namespace
 
 // See Note [How autocast reaches a backend].
+// LITERALINCLUDE START: AMP FALLTHROUGH
 TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFallthrough());
 }
+// LITERALINCLUDE END: AMP FALLTHROUGH
 
 // See Note [accinte autocast policy].
 TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
+  // LITERALINCLUDE START: AMP LOWER PRECISION
   // ---- lower_precision_fp: matrix products ----
   KERNEL_PRIVATEUSEONE(mm, lower_precision_fp)
   KERNEL_PRIVATEUSEONE(mv, lower_precision_fp)
@@ -103,7 +108,9 @@ TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
   KERNEL_PRIVATEUSEONE(gru_cell, lower_precision_fp)
   KERNEL_PRIVATEUSEONE(rnn_tanh_cell, lower_precision_fp)
   KERNEL_PRIVATEUSEONE(rnn_relu_cell, lower_precision_fp)
+  // LITERALINCLUDE END: AMP LOWER PRECISION
 
+  // LITERALINCLUDE START: AMP FP32
   // ---- fp32: pointwise functions that overflow or lose accuracy ----
   KERNEL_PRIVATEUSEONE(exp, fp32)
   KERNEL_PRIVATEUSEONE(expm1, fp32)
@@ -163,7 +170,9 @@ TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
   KERNEL_PRIVATEUSEONE(upsample_bilinear2d, fp32)
   KERNEL_PRIVATEUSEONE(upsample_trilinear3d, fp32)
   KERNEL_PRIVATEUSEONE(upsample_bicubic2d, fp32)
+  // LITERALINCLUDE END: AMP FP32
 
+  // LITERALINCLUDE START: AMP FP32 OPTIONAL DTYPE
   // ---- fp32_set_opt_dtype: float32 unless the caller chose an output dtype ----
   KERNEL_PRIVATEUSEONE(softmax, int, fp32_set_opt_dtype)
   KERNEL_PRIVATEUSEONE(log_softmax, int, fp32_set_opt_dtype)
@@ -186,7 +195,9 @@ TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
       Tensor(const Tensor&, const std::optional<Scalar>&, IntArrayRef, bool),
       Tensor(const Tensor&, const std::optional<Scalar>&, IntArrayRef, bool, ScalarType),
       fp32_append_dtype)
+  // LITERALINCLUDE END: AMP FP32 OPTIONAL DTYPE
 
+  // LITERALINCLUDE START: AMP PROMOTE
   // ---- promote: the widest floating dtype among the inputs ----
   KERNEL_PRIVATEUSEONE(addcdiv, promote)
   KERNEL_PRIVATEUSEONE(addcmul, promote)
@@ -202,10 +213,13 @@ TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
   KERNEL_PRIVATEUSEONE(tensordot, promote)
   KERNEL_PRIVATEUSEONE(cat, promote)
   KERNEL_PRIVATEUSEONE(stack, promote)
+  // LITERALINCLUDE END: AMP PROMOTE
 
+  // LITERALINCLUDE START: AMP REFUSED REGISTRATION
   // ---- refused ----
   m.impl(TORCH_SELECTIVE_NAME("aten::binary_cross_entropy"),
          TORCH_FN(binary_cross_entropy_refused));
+  // LITERALINCLUDE END: AMP REFUSED REGISTRATION
 }
 
 } // namespace at::autocast::accinte

@@ -22,6 +22,7 @@
 namespace c10::accinte {
 namespace {
 
+// LITERALINCLUDE START: SERIALIZATION BACKEND META
 constexpr std::string_view kFormatKey = "accinte_format=";
 
 void save_tensor_meta(const at::Tensor& t, std::unordered_map<std::string, bool>& metadata) {
@@ -53,6 +54,7 @@ const bool g_backend_meta_registered = [] {
                                         &load_tensor_meta);
   return true;
 }();
+// LITERALINCLUDE END: SERIALIZATION BACKEND META
 
 } // namespace
 } // namespace c10::accinte

@@ -10,6 +10,7 @@ uint64_t next_serial() {
   return counter.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
+// LITERALINCLUDE START: STORAGE FACTORY
 // The factory c10::make_storage_impl calls for PrivateUse1 storages. PyTorch
 // passes a null data_ptr when it wants the storage to allocate its own
 // memory, as StorageImpl's allocating constructor would.
@@ -32,6 +33,7 @@ const bool g_storage_impl_registered = [] {
   c10::SetStorageImplCreate(c10::DeviceType::PrivateUse1, &make_accinte_storage_impl);
   return true;
 }();
+// LITERALINCLUDE END: STORAGE FACTORY
 
 } // namespace
 

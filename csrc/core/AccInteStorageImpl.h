@@ -21,6 +21,7 @@
 
 namespace c10::accinte {
 
+// LITERALINCLUDE START: STORAGE CLASS
 struct C10_EXPORT AccInteStorageImpl final : public c10::StorageImpl {
   /// Wraps `data_ptr` (allocated by `allocator`) as a storage of `size_bytes`.
   AccInteStorageImpl(use_byte_size_t use_byte_size, c10::SymInt size_bytes,
@@ -32,6 +33,7 @@ struct C10_EXPORT AccInteStorageImpl final : public c10::StorageImpl {
  private:
   const uint64_t serial_;
 };
+// LITERALINCLUDE END: STORAGE CLASS
 
 /// The AccInteStorageImpl behind `storage`, or nullptr if the storage was not
 /// made by this backend's factory (e.g. created before the library loaded).

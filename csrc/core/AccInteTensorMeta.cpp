@@ -16,6 +16,7 @@ c10::intrusive_ptr<c10::BackendMeta> AccInteTensorMeta::clone(
   return c10::make_intrusive<AccInteTensorMeta>(format);
 }
 
+// LITERALINCLUDE START: BACKEND META ACCESSORS
 int64_t get_tensor_format(const at::Tensor& t) {
   check_accinte(t, "get_tensor_format");
   const auto* meta =
@@ -28,5 +29,6 @@ void set_tensor_format(const at::Tensor& t, int64_t format) {
   TORCH_CHECK(format >= 0, "A tensor format is a non-negative integer, got ", format);
   t.unsafeGetTensorImpl()->set_backend_meta(c10::make_intrusive<AccInteTensorMeta>(format));
 }
+// LITERALINCLUDE END: BACKEND META ACCESSORS
 
 } // namespace c10::accinte

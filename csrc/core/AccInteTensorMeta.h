@@ -24,6 +24,7 @@
 
 namespace c10::accinte {
 
+// LITERALINCLUDE START: BACKEND META CLASS
 struct C10_EXPORT AccInteTensorMeta final : public c10::BackendMeta {
   explicit AccInteTensorMeta(int64_t format) : format(format) {}
 
@@ -34,6 +35,7 @@ struct C10_EXPORT AccInteTensorMeta final : public c10::BackendMeta {
 
   int64_t format;
 };
+// LITERALINCLUDE END: BACKEND META CLASS
 
 /// The plain strided layout, which a tensor without metadata has.
 constexpr int64_t kDefaultFormat = 0;

@@ -27,6 +27,7 @@ void close_mapping(void* context) {
 
 } // namespace
 
+// LITERALINCLUDE START: IPC SHARE STORAGE
 IpcStorageHandle share_storage(const c10::Storage& storage) {
   TORCH_CHECK(storage.device().is_privateuseone(),
               "share_storage expects an accinte storage, got one on ", storage.device());
@@ -47,7 +48,9 @@ IpcStorageHandle share_storage(const c10::Storage& storage) {
   out.counter = new_sent_counter();
   return out;
 }
+// LITERALINCLUDE END: IPC SHARE STORAGE
 
+// LITERALINCLUDE START: IPC OPEN STORAGE
 c10::Storage open_shared_storage(const IpcStorageHandle& handle) {
   std::atomic<int64_t>* counter = received_counter(handle.counter);
   const c10::Device device(c10::DeviceType::PrivateUse1, handle.device);
@@ -75,6 +78,7 @@ c10::Storage open_shared_storage(const IpcStorageHandle& handle) {
       c10::StorageImpl::use_byte_size_t(), static_cast<int64_t>(handle.nbytes), std::move(data),
       /*allocator=*/nullptr, /*resizable=*/false, device));
 }
+// LITERALINCLUDE END: IPC OPEN STORAGE
 
 void release_shared_reference(const IpcStorageHandle& handle) {
   received_counter(handle.counter)->fetch_sub(1);

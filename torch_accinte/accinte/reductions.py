@@ -49,6 +49,7 @@ _sent: list[tuple[torch.UntypedStorage, bytes]] = []
 _sent_lock = threading.Lock()
 
 
+# LITERALINCLUDE START: MULTIPROCESSING STORAGE
 def ipc_collect() -> None:
     """Lets go of the shared storages that no receiver holds any more, so that
     the caching allocator can reuse their memory (``torch.cuda.ipc_collect``).
@@ -104,8 +105,10 @@ def reduce_accinte_storage(storage: torch.UntypedStorage):
 
 def _empty_storage(device: torch.device) -> torch.UntypedStorage:
     return torch.UntypedStorage(0, device=device)
+# LITERALINCLUDE END: MULTIPROCESSING STORAGE
 
 
+# LITERALINCLUDE START: MULTIPROCESSING TENSOR
 def rebuild_accinte_tensor(cls: type, shared: tuple | None, device: str, dtype: torch.dtype,
                            size: torch.Size, stride: tuple[int, ...], offset: int,
                            requires_grad: bool) -> torch.Tensor:
@@ -133,8 +136,10 @@ def reduce_accinte_tensor(tensor: torch.Tensor):
     return (rebuild_accinte_tensor,
             (type(tensor), shared, str(tensor.device), tensor.dtype, tensor.size(),
              tensor.stride(), tensor.storage_offset(), tensor.requires_grad))
+# LITERALINCLUDE END: MULTIPROCESSING TENSOR
 
 
+# LITERALINCLUDE START: MULTIPROCESSING REGISTER
 def _is_shareable(obj: torch.Tensor | torch.UntypedStorage) -> bool:
     """An accinte storage, or a strided accinte tensor (sparse and nested
     tensors are left to PyTorch, which reduces them through their parts)."""
@@ -164,3 +169,4 @@ def init_reductions() -> None:
         register(cls, tensor_reducer)
     register(torch.UntypedStorage,
              _with_accinte(reduce_accinte_storage, torch_reductions.reduce_storage))
+# LITERALINCLUDE END: MULTIPROCESSING REGISTER

@@ -30,6 +30,7 @@ c10::DeviceIndex index_of(std::optional<c10::Device> device) {
   return d.index(); // -1 ("accinte" with no index) means the current device
 }
 
+// LITERALINCLUDE START: STORAGE NEW TENSOR
 // A one-dimensional empty tensor over a new storage of `nbytes` on the
 // current device. The storage comes from c10::make_storage_impl, so it is an
 // AccInteStorageImpl (see Note [Custom storage]); at::detail::empty_generic
@@ -42,6 +43,7 @@ at::Tensor new_accinte_tensor(size_t nbytes, c10::ScalarType dtype) {
   return at::detail::make_tensor<c10::TensorImpl>(std::move(storage), kAccInteKeys,
                                                    c10::scalarTypeToTypeMeta(dtype));
 }
+// LITERALINCLUDE END: STORAGE NEW TENSOR
 
 // Grows the storage of `self` so that it covers its sizes, strides and
 // offset; never shrinks it (the CPU rule).

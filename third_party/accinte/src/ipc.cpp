@@ -54,6 +54,7 @@
 namespace accinte {
 namespace {
 
+// LITERALINCLUDE START: IPC HANDLE
 // What an acIpcMemHandle_t holds. Plain data, the same in every process.
 struct HandleData {
   uint32_t magic;     // kMagic: made by acIpcGetMemHandle
@@ -68,6 +69,7 @@ struct HandleData {
   uint64_t serial;
 };
 static_assert(sizeof(HandleData) <= sizeof(acIpcMemHandle_t), "handle too small");
+// LITERALINCLUDE END: IPC HANDLE
 
 constexpr uint32_t kMagic = 0x50494341;  // "ACIP"
 constexpr uint32_t kVersion = 1;

@@ -18,9 +18,11 @@ from .grad_scaler import GradScaler
 __all__ = ["GradScaler", "autocast", "get_amp_supported_dtype"]
 
 
+# LITERALINCLUDE START: AMP SUPPORTED DTYPE
 def get_amp_supported_dtype() -> list[torch.dtype]:
     """Lower-precision dtypes ``torch.autocast("accinte", dtype=...)`` accepts.
 
     torch.amp.autocast calls this on the device module and refuses any other
     dtype with a warning, disabling autocast."""
     return [torch.float16, torch.bfloat16]
+# LITERALINCLUDE END: AMP SUPPORTED DTYPE

@@ -7,6 +7,7 @@ import torch
 __all__ = ["GradScaler"]
 
 
+# LITERALINCLUDE START: AMP GRAD SCALER
 class GradScaler(torch.amp.GradScaler):
     """``torch.amp.GradScaler("accinte", ...)`` with the device bound.
 
@@ -33,3 +34,4 @@ class GradScaler(torch.amp.GradScaler):
             growth_interval=growth_interval,
             enabled=enabled,
         )
+# LITERALINCLUDE END: AMP GRAD SCALER
