@@ -12,6 +12,7 @@
 namespace c10::accinte {
 namespace {
 
+// LITERALINCLUDE START: IPC RECEIVED MAPPING
 // What a received storage owns: the mapping and the sender's reference count.
 struct ReceivedMapping {
   void* base;
@@ -24,6 +25,7 @@ void close_mapping(void* context) {
   ACCINTE_CHECK_WARN(acIpcCloseMemHandle(mapping->base));
   mapping->counter->fetch_sub(1);
 }
+// LITERALINCLUDE END: IPC RECEIVED MAPPING
 
 } // namespace
 
