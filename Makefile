@@ -13,7 +13,7 @@ PYTEST_ARGS ?=
 SPHINXOPTS ?=
 DOCS_HTML := docs/_build/html
 
-.PHONY: all build demo test test-runtime docs docs-check clean distclean
+.PHONY: all build demo test docs docs-check clean distclean
 
 all: build
 
