@@ -172,6 +172,25 @@ def test_fallback_matches_cpu(name, fn):
     torch.testing.assert_close(got.cpu(), expected)
 
 
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+@pytest.mark.parametrize("adjoint", [False, True])
+def test_out_kernel_that_flips_its_outputs_conj_bit(dtype, adjoint):
+    # linalg_lu_solve(left=False) solves the conjugate-transposed system and
+    # then sets the conj bit of its output in place: the device tensor must
+    # end up holding the value, not the conjugate (CpuAlias.cpp, settle).
+    torch.manual_seed(0)
+    lu, pivots = torch.linalg.lu_factor(torch.randn(3, 3, dtype=dtype))
+    b = torch.randn(4, 3, dtype=dtype)
+    expected = torch.linalg.lu_solve(lu, pivots, b, left=False, adjoint=adjoint)
+    args = (lu.to("accinte"), pivots.to("accinte"), b.to("accinte"))
+    for _ in range(2):  # the first call runs synchronously (MetaCache), later ones queued
+        got = torch.linalg.lu_solve(*args, left=False, adjoint=adjoint)
+        torch.testing.assert_close(got.cpu(), expected)
+    out = torch.empty(4, 3, dtype=dtype, device="accinte")
+    torch.linalg.lu_solve(*args, left=False, adjoint=adjoint, out=out)
+    torch.testing.assert_close(out.cpu(), expected)
+
+
 def test_fallback_keeps_device_index():
     a = torch.ones(3, device="accinte:1")
     assert (a * 2).device == torch.device("accinte:1")

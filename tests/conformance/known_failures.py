@@ -14,9 +14,6 @@ KNOWN_FAILURES: dict[tuple[str, str], str] = {
        for dtype in ["float32", "float64", "float16", "bfloat16"]},
     **{("sparse.sampled_addmm", dtype): _NO_SPARSE
        for dtype in ["float32", "float64", "complex64"]},
-    ("linalg.lu_solve", "complex64"): (
-        "the sample with adjoint=True, left=False differs from the CPU beyond 1e-3; not yet "
-        "investigated (the same LAPACK routine runs on both sides)"),
 }
 
 # The bar: at least this share of the samples the CPU runs must pass.

@@ -37,14 +37,17 @@ at::Tensor resizable_cpu_alias(const at::Tensor& t) {
 
 void settle(const at::Tensor& out, const at::Tensor& home) {
   if (out.data_ptr() == home.data_ptr() && out.sizes() == home.sizes() &&
-      out.strides() == home.strides()) {
+      out.strides() == home.strides() && out.is_conj() == home.is_conj() &&
+      out.is_neg() == home.is_neg()) {
     return;
   }
   TORCH_CHECK(out.sizes() == home.sizes(), "an out= tensor of shape ", home.sizes(),
               " received a result of shape ", out.sizes(),
               ": accinte cannot resize outputs inside a kernel; pass an output of the right "
               "shape, or one with zero elements");
-  // Same memory, other layout: copy through a temporary, never in place.
+  // Same memory, other layout or other conj/neg bits (linalg_lu_solve's out=
+  // kernel flips the conj bit of its output in place, which the device
+  // tensor cannot see): copy through a temporary, never in place.
   home.copy_(out.data_ptr() == home.data_ptr() ? out.clone() : out);
 }
 

@@ -24,7 +24,8 @@ at::Tensor cpu_alias(const at::Tensor& t);
 at::Tensor resizable_cpu_alias(const at::Tensor& t);
 
 /// After a kernel: if `out` (from resizable_cpu_alias) no longer lies where
-/// `home` (from cpu_alias of the same tensor) does, copies it there.
+/// `home` (from cpu_alias of the same tensor) does, or its conj/neg bits
+/// changed, copies its value there.
 void settle(const at::Tensor& out, const at::Tensor& home);
 
 } // namespace at::native::accinte
