@@ -5,6 +5,7 @@ the oracle."""
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 import torch
@@ -311,7 +312,7 @@ def test_capture_end_on_another_stream(side_stream):
     with pytest.raises(RuntimeError, match="on the stream the capture began on"):
         g.capture_end()
     g.reset()  # abandons the capture
-    assert not side_stream.query() or True
+    assert side_stream.query()
     assert_device_works()
 
 
@@ -329,10 +330,9 @@ def test_synchronizing_during_capture_is_a_clear_error(what, call, named):
         with torch.accinte.graph(torch.accinte.Graph()):
             y = x * 2
             call(y)
-    # The error capture_end raises chains the one that names the call.
-    messages = str(e.value) + str(e.value.__context__)
-    assert named.replace("\\", "") in messages.replace("\\", "") or \
-        __import__("re").search(named, messages)
+    # capture_end's error names the call, and chains the call's own error.
+    assert re.search(named, str(e.value)), str(e.value)
+    assert re.search(named, str(e.value.__context__)), str(e.value.__context__)
     assert not torch.accinte.is_current_stream_capturing()
     assert_device_works()
 

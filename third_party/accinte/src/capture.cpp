@@ -96,6 +96,7 @@ acError_t checkDeviceNotCapturing(int device) {
   return result;
 }
 
+// LITERALINCLUDE START: GRAPH CAPTURE CHECK
 acError_t checkStreamNotCapturing(Stream& stream) {
   if (const auto capture = stream.capture()) {
     capture->invalidate();
@@ -103,6 +104,7 @@ acError_t checkStreamNotCapturing(Stream& stream) {
   }
   return acSuccess;
 }
+// LITERALINCLUDE END: GRAPH CAPTURE CHECK
 
 }  // namespace accinte
 

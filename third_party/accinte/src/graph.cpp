@@ -137,6 +137,7 @@ acError_t acGraphInstantiate(acGraphExec_t* exec, acGraph_t graph, unsigned long
   });
 }
 
+// LITERALINCLUDE START: GRAPH LAUNCH
 acError_t acGraphLaunch(acGraphExec_t exec, acStream_t stream) {
   return apiCall([&] {
     std::shared_ptr<GraphBody> body;
@@ -154,6 +155,7 @@ acError_t acGraphLaunch(acGraphExec_t exec, acStream_t stream) {
     return s->enqueue([body = std::move(body)] { return runGraph(*body); }, "graph");
   });
 }
+// LITERALINCLUDE END: GRAPH LAUNCH
 
 acError_t acGraphGetNodes(acGraph_t graph, void* nodes, size_t* numNodes) {
   return apiCall([&] {

@@ -91,6 +91,7 @@ void Stream::setCapture(std::shared_ptr<Capture> capture) {
   capture_ = std::move(capture);
 }
 
+// LITERALINCLUDE START: GRAPH STREAM ENQUEUE
 acError_t Stream::enqueue(Task task, const char* kind) {
   {
     std::unique_lock<std::mutex> lock(mutex_);
@@ -109,6 +110,7 @@ acError_t Stream::enqueue(Task task, const char* kind) {
   workCv_.notify_one();
   return acSuccess;
 }
+// LITERALINCLUDE END: GRAPH STREAM ENQUEUE
 
 std::shared_ptr<Completion> Stream::record() {
   std::unique_lock<std::mutex> lock(mutex_);
