@@ -96,7 +96,7 @@ def _child_exchange(inbox, outbox):
     outbox.put(("received", t.cpu().tolist(), view.untyped_storage().data_ptr()
                 == t.untyped_storage().data_ptr(), str(t.device)))
     view.add_(100)  # the child writes ...
-    torch.accinte.synchronize()
+    torch.accinte.synchronize(view.device)  # the tensor's device
     outbox.put("child wrote")
     assert inbox.get(timeout=TIMEOUT) == "parent wrote"
     outbox.put(("child sees", t.cpu().tolist()))
@@ -116,14 +116,14 @@ def test_parent_and_child_see_each_others_writes():
         assert outbox.get(timeout=TIMEOUT) == "child wrote"
         assert t.cpu().tolist() == [0, 101, 102, 3]
         t.mul_(2)  # the parent writes ...
-        torch.accinte.synchronize()
+        torch.accinte.synchronize(t.device)  # the tensor's device
         inbox.put("parent wrote")
         assert outbox.get(timeout=TIMEOUT) == ("child sees", [0, 202, 204, 6])
         tag, back = outbox.get(timeout=TIMEOUT)
         # Home again: the child's handle is its own, so this is a second
         # mapping of the same memory (see reductions.py), not a copy.
         back[0] = -5.0
-        torch.accinte.synchronize()
+        torch.accinte.synchronize(t.device)  # the tensor's device
         assert t.cpu().tolist() == [-5, 202, 204, 6]
         inbox.put("done")
         child.join(TIMEOUT)
@@ -138,7 +138,7 @@ def _child_outlives(inbox, outbox):
     outbox.put("received")
     assert inbox.get(timeout=TIMEOUT) == "parent freed"
     t.add_(1)
-    torch.accinte.synchronize()
+    torch.accinte.synchronize(t.device)  # the tensor's device
     outbox.put(t.cpu().tolist())
 
 

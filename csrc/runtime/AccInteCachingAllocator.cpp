@@ -79,7 +79,7 @@ Block* DeviceCachingAllocator::malloc(size_t nbytes, const AccInteStream& stream
   // Blocks whose recorded streams have finished become reusable first.
   process_events();
   const size_t size = round_size(nbytes);
-  BlockPool& pool = size <= kSmallSize ? small_blocks_ : large_blocks_;
+  BlockPool& pool = pool_for(size, stream);
   Block* block = find_free_block(pool, stream.id(), size);
   if (block == nullptr) {
     const size_t alloc_size = segment_size(size);
@@ -128,6 +128,9 @@ Block* DeviceCachingAllocator::alloc_segment(size_t size, BlockPool& pool, Strea
   }
   ACCINTE_CHECK(error);
   reserved_ += size;
+  if (pool.owner != nullptr) {
+    pool.owner->segments += 1;
+  }
   stats_.num_device_alloc += 1;
   for_each_stat(stat_types(pool), [&](size_t type) {
     stats_.segment[type].increase(1);
@@ -336,6 +339,7 @@ void DeviceCachingAllocator::release_cached_blocks() {
       }
     }
   }
+  release_private_pools();
 }
 
 // Returns a whole free segment to the runtime. acFree first waits for the
@@ -344,6 +348,9 @@ void DeviceCachingAllocator::release_segment(Block* block) {
   ACCINTE_CHECK(acFree(block->ptr));
   BlockPool& pool = *block->pool;
   reserved_ -= block->size;
+  if (pool.owner != nullptr) {
+    pool.owner->segments -= 1;
+  }
   stats_.num_device_free += 1;
   for_each_stat(stat_types(pool), [&](size_t type) {
     stats_.segment[type].decrease(1);

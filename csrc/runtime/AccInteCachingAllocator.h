@@ -17,6 +17,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -56,6 +57,9 @@ namespace c10::accinte {
 // events) and the allocation is retried once (num_alloc_retries); if that
 // fails too, torch.OutOfMemoryError is raised (num_ooms).
 //
+// Private pools (see Note [accinte graph memory] in AccIntePrivatePools.cpp)
+// have block pools of their own; blocks never move between pools.
+//
 // Statistics have the meaning of torch.cuda.memory_stats, per pool:
 //   allocation / allocated_bytes   blocks handed out and not yet freed by the user
 //   active / active_bytes          blocks allocated or still awaiting events
@@ -72,6 +76,7 @@ constexpr size_t kRoundLarge = 2 << 20;        // large segments are multiples o
 // LITERALINCLUDE END: ALLOCATOR CONSTANTS
 
 struct BlockPool;
+struct PrivatePool;
 
 /// A sub-range of a segment; a segment is a doubly linked list of blocks.
 struct Block {
@@ -107,11 +112,27 @@ struct BlockPool {
     }
     return a->ptr < b->ptr;
   }
-  explicit BlockPool(bool small) : blocks(&less), is_small(small) {}
+  explicit BlockPool(bool small, PrivatePool* owner = nullptr)
+      : blocks(&less), is_small(small), owner(owner) {}
 
   std::set<Block*, bool (*)(const Block*, const Block*)> blocks;
   const bool is_small;
+  PrivatePool* const owner; // null for the device's shared pools
 };
+
+/// The memory of a graph (or of graphs sharing it): allocations made while
+/// they capture, kept apart from everyone else's until released.
+struct PrivatePool {
+  explicit PrivatePool(MempoolId_t id) : id(id), small_blocks(true, this), large_blocks(false, this) {}
+  const MempoolId_t id;
+  int use_count = 1;  // graphs (and captures) holding the pool; 0: released
+  int segments = 0;   // segments still owned, free or not
+  BlockPool small_blocks;
+  BlockPool large_blocks;
+};
+
+/// Says whether an allocation on a stream belongs to a capture's pool.
+using AllocationFilter = std::function<bool(const AccInteStream&)>;
 
 class DeviceCachingAllocator {
  public:
@@ -128,8 +149,22 @@ class DeviceCachingAllocator {
   /// Declares that `stream` uses `block` (ignored for its own stream).
   void record_stream(Block* block, const AccInteStream& stream);
   /// Waits for pending events, then returns every free, unsplit segment to
-  /// the runtime (acFree).
+  /// the runtime (acFree), except those of private pools still in use.
   void empty_cache();
+
+  // Private pools (AccIntePrivatePools.cpp), CUDACachingAllocator's
+  // beginAllocateToPool / endAllocateToPool / releasePool.
+  /// Until end_allocate_to_pool(id), allocations on a stream for which
+  /// `filter` holds come from private pool `id`, created with a use count of
+  /// 1 if new, else its use count is raised (a graph sharing the pool).
+  void begin_allocate_to_pool(MempoolId_t id, AllocationFilter filter);
+  void end_allocate_to_pool(MempoolId_t id);
+  /// One user of pool `id` is gone. With the last, the pool is released: its
+  /// segments go back to the runtime at empty_cache (or out of memory) once
+  /// all their blocks are free. Throws for an unknown pool.
+  void release_pool(MempoolId_t id);
+  /// Bytes reserved by private pool `id` (0 if there is none).
+  size_t pool_reserved_bytes(MempoolId_t id);
 
   /// A copy of the statistics (see the table in Note [accinte caching allocator]).
   CachingDeviceAllocator::DeviceStats stats();
@@ -154,6 +189,8 @@ class DeviceCachingAllocator {
  private:
   using StatTypes = std::array<bool, static_cast<size_t>(CachingAllocator::StatType::NUM_TYPES)>;
 
+  BlockPool& pool_for(size_t size, const AccInteStream& stream);
+  void release_private_pools();
   Block* find_free_block(BlockPool& pool, StreamId stream, size_t size);
   Block* alloc_segment(size_t size, BlockPool& pool, StreamId stream, bool is_retry,
                        const std::shared_ptr<c10::GatheredContext>& context);
@@ -185,6 +222,8 @@ class DeviceCachingAllocator {
   double fraction_ = 1.0;                  // set_per_process_memory_fraction
   size_t allowed_ = SIZE_MAX;              // fraction_ * capacity
   TraceBuffer trace_;
+  ska::flat_hash_map<MempoolId_t, std::unique_ptr<PrivatePool>, MempoolIdHash> private_pools_;
+  std::vector<std::pair<MempoolId_t, AllocationFilter>> captures_underway_;
 };
 
 } // namespace c10::accinte

@@ -171,6 +171,23 @@ SnapshotInfo snapshot() {
   return info;
 }
 
+void begin_allocate_to_pool(DeviceIndex device, MempoolId_t id,
+                            std::function<bool(const AccInteStream&)> filter) {
+  g_allocator->device_allocator(device).begin_allocate_to_pool(id, std::move(filter));
+}
+
+void end_allocate_to_pool(DeviceIndex device, MempoolId_t id) {
+  g_allocator->device_allocator(device).end_allocate_to_pool(id);
+}
+
+void release_pool(DeviceIndex device, MempoolId_t id) {
+  g_allocator->device_allocator(device).release_pool(id);
+}
+
+size_t pool_reserved_bytes(DeviceIndex device, MempoolId_t id) {
+  return g_allocator->device_allocator(device).pool_reserved_bytes(id);
+}
+
 std::string format_bytes(size_t bytes) {
   static const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
   double value = static_cast<double>(bytes);

@@ -12,7 +12,9 @@
 
 #include <c10/core/CachingDeviceAllocator.h>
 #include <csrc/runtime/AccInteMemorySnapshot.h>
+#include <csrc/runtime/AccInteStream.h>
 
+#include <functional>
 #include <string>
 
 namespace c10::accinte {
@@ -37,6 +39,19 @@ C10_EXPORT void record_history(HistorySettings settings, bool clear_history);
 /// Every segment of every device, and each device's trace. Records a
 /// "snapshot" entry in each trace that is being recorded.
 C10_EXPORT SnapshotInfo snapshot();
+
+/// Graph memory (see Note [accinte graph memory]): until
+/// end_allocate_to_pool, allocations on `device` whose stream satisfies
+/// `filter` come from private pool `id` (CUDACachingAllocator's
+/// beginAllocateToPool).
+C10_EXPORT void begin_allocate_to_pool(DeviceIndex device, MempoolId_t id,
+                                       std::function<bool(const AccInteStream&)> filter);
+C10_EXPORT void end_allocate_to_pool(DeviceIndex device, MempoolId_t id);
+/// A graph using pool `id` is gone; the last one releases the pool, whose
+/// memory empty_cache then returns once it is free.
+C10_EXPORT void release_pool(DeviceIndex device, MempoolId_t id);
+/// Bytes private pool `id` of `device` holds (0 if it has none).
+C10_EXPORT size_t pool_reserved_bytes(DeviceIndex device, MempoolId_t id);
 
 /// Formats a byte count for error messages ("1.50 GiB").
 C10_EXPORT std::string format_bytes(size_t bytes);

@@ -4,6 +4,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <csrc/runtime/AccInteFunctions.h>
+#include <csrc/runtime/AccInteGraph.h>
 
 #include <cstring>
 #include <memory>
@@ -76,13 +77,34 @@ c10::intrusive_ptr<c10::TensorImpl> AccInteGeneratorImpl::get_state() const {
 // LITERALINCLUDE END: GENERATOR STATE
 
 // LITERALINCLUDE START: GENERATOR KERNEL ENGINE
-at::Generator AccInteGeneratorImpl::next_kernel_engine() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  const uint64_t engine_seed = mix(seed_ ^ mix(offset_));
-  offset_ += 1;
-  return at::detail::createCPUGenerator(engine_seed);
+uint64_t AccInteGeneratorImpl::engine_seed(uint64_t seed, uint64_t offset) {
+  return mix(seed ^ mix(offset));
 }
 // LITERALINCLUDE END: GENERATOR KERNEL ENGINE
+
+// LITERALINCLUDE START: GRAPH RNG CAPTURE
+at::Generator AccInteGeneratorImpl::next_kernel_engine() {
+  const CaptureId_t capture = current_capture_id(getCurrentAccInteStream(device().index()));
+  if (capture != 0) {
+    // Seeded by each replay: see Note [accinte graph-safe random numbers].
+    at::Generator engine = at::detail::createCPUGenerator(0);
+    if (note_random_engine(capture, c10::intrusive_ptr<AccInteGeneratorImpl>::reclaim_copy(this),
+                           engine)) {
+      return engine;
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  const uint64_t offset = offset_++;
+  return at::detail::createCPUGenerator(engine_seed(seed_, offset));
+}
+
+std::pair<uint64_t, uint64_t> AccInteGeneratorImpl::reserve_offsets(uint64_t count) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const uint64_t base = offset_;
+  offset_ += count;
+  return {seed_, base};
+}
+// LITERALINCLUDE END: GRAPH RNG CAPTURE
 
 AccInteGeneratorImpl* AccInteGeneratorImpl::clone_impl() const {
   auto* copy = new AccInteGeneratorImpl(device().index(), seed_);

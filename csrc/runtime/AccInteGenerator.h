@@ -10,6 +10,27 @@
 // at launch and draws from its own CPU engine seeded from (seed, offset)
 // (CPU kernels accept only CPU generators). A sequence of random operators is
 // therefore reproducible from the seed alone, whatever the timing.
+//
+// Note [accinte graph-safe random numbers]
+// A random kernel captured in a graph runs again at every replay, and must
+// draw fresh numbers each time, as it does on CUDA (see "Graph-safe RNG
+// states" in CUDAGeneratorImpl.h). A fixed engine seeded at capture would
+// repeat one mask forever. So while the current stream captures for an
+// AccInteGraph, next_kernel_engine takes no offset: it hands out an engine
+// that is not seeded yet and registers it with the graph as the capture's
+// k-th draw from this generator. Each replay reserves as many offsets as the
+// capture drew (reserve_offsets, the counterpart of CUDA's replay_prologue)
+// and queues, ahead of the graph on the replay stream, a kernel that seeds
+// engine k from (seed, base + k) exactly as an eager launch at that offset
+// would be seeded (engine_seed). Hence:
+//   - every replay draws fresh numbers and advances the offset by the number
+//     of random kernels captured;
+//   - a replay draws what the same operators run eagerly from the same
+//     generator state draw, so a manual_seed makes the sequence reproducible
+//     and comparable with eager execution;
+//   - capturing draws nothing: the offset is unchanged by a capture;
+//   - the reseeding is stream-ordered, like CUDA's seed and offset tensors:
+//     replays of one graph on one stream never see each other's seeds.
 
 #include <ATen/core/Generator.h>
 #include <c10/core/GeneratorImpl.h>
@@ -35,9 +56,19 @@ struct C10_EXPORT AccInteGeneratorImpl final : public c10::GeneratorImpl {
 
   static DeviceType device_type() { return DeviceType::PrivateUse1; }
 
-  /// For one random kernel: a CPU generator seeded from (seed, offset), after
-  /// which the offset advances by one. Locks mutex_.
+  /// For one random kernel queued on the current stream of this generator's
+  /// device: a CPU generator seeded from (seed, offset), after which the
+  /// offset advances by one; during a graph capture, an engine the graph
+  /// seeds at each replay instead (Note [accinte graph-safe random numbers]).
+  /// Locks mutex_.
   at::Generator next_kernel_engine();
+
+  /// For a graph replay: the current (seed, offset), after which the offset
+  /// advances by `count`. Locks mutex_.
+  std::pair<uint64_t, uint64_t> reserve_offsets(uint64_t count);
+
+  /// The CPU engine seed of the draw at `offset` under `seed`.
+  static uint64_t engine_seed(uint64_t seed, uint64_t offset);
 
  private:
   AccInteGeneratorImpl* clone_impl() const override;

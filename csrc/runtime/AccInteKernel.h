@@ -23,7 +23,11 @@ namespace c10::accinte {
 /// Queues `kernel` on `stream`. An exception thrown by the kernel is caught on
 /// the worker, its message kept, and reported as acErrorLaunchFailure by the
 /// next synchronisation with the stream (see take_kernel_error).
-C10_EXPORT void launch_kernel(const AccInteStream& stream, std::function<void()> kernel);
+/// While `stream` is capturing, the kernel is recorded into the graph, which
+/// owns it from then on and runs it at every replay; `name` (an operator
+/// name, say) labels it in the graph's debug dump. See Note [accinte graphs].
+C10_EXPORT void launch_kernel(const AccInteStream& stream, std::function<void()> kernel,
+                              const char* name = "kernel");
 
 /// With ACCINTE_LAUNCH_BLOCKING=1 (read once), waits for `stream` and so
 /// reports a failing kernel at its launch, like CUDA_LAUNCH_BLOCKING.

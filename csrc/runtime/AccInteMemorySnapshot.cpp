@@ -132,12 +132,19 @@ std::vector<TraceEntry> DeviceCachingAllocator::snapshot(std::vector<SegmentInfo
   for (Block* block : small_blocks_.blocks) add_head(block);
   for (Block* block : large_blocks_.blocks) add_head(block);
   for (Block* block : active_blocks_) add_head(block);
+  for (const auto& [id, pool] : private_pools_) {
+    for (Block* block : pool->small_blocks.blocks) add_head(block);
+    for (Block* block : pool->large_blocks.blocks) add_head(block);
+  }
   for (const auto& [address, head] : heads) {
     SegmentInfo segment;
     segment.device = device_;
     segment.address = reinterpret_cast<size_t>(address);
     segment.stream = stream_handle(device_, head->stream);
     segment.is_large = !head->pool->is_small;
+    if (head->pool->owner != nullptr) {
+      segment.owner_private_pool_id = head->pool->owner->id;
+    }
     segment.context_when_allocated = head->context_when_segment_allocated;
     for (Block* block = head; block != nullptr; block = block->next) {
       c10::CachingDeviceAllocator::BlockInfo info;

@@ -39,6 +39,12 @@ class Err(enum.IntEnum):
     InvalidHostPointer = 10
     NotSupported = 11
     MapBufferObjectFailed = 12
+    StreamCaptureUnsupported = 13
+    StreamCaptureInvalidated = 14
+    StreamCaptureUnmatched = 15
+    StreamCaptureIsolation = 16
+    StreamCaptureWrongThread = 17
+    IllegalState = 18
     Unknown = 999
 
 
@@ -59,6 +65,25 @@ class MemoryType(enum.IntEnum):
     Host = 1
     Device = 2
 
+
+class CaptureMode(enum.IntEnum):
+    """acStreamCaptureMode."""
+
+    Global = 0
+    ThreadLocal = 1
+    Relaxed = 2
+
+
+class CaptureStatus(enum.IntEnum):
+    """acStreamCaptureStatus."""
+
+    NoCapture = 0  # acStreamCaptureStatusNone
+    Active = 1
+    Invalidated = 2
+
+
+GRAPH_USER_OBJECT_MOVE = 0x1
+USER_OBJECT_NO_DESTRUCTOR_SYNC = 0x1
 
 EVENT_DEFAULT = 0x0
 EVENT_DISABLE_TIMING = 0x2
@@ -138,6 +163,19 @@ _SIGNATURES = {
     "acIpcGetMemHandle": (_E, [POINTER(IpcMemHandle), _P]),
     "acIpcOpenMemHandle": (_E, [POINTER(c_void_p), IpcMemHandle, c_uint]),
     "acIpcCloseMemHandle": (_E, [_P]),
+    "acStreamBeginCapture": (_E, [_P, c_int]),
+    "acStreamEndCapture": (_E, [_P, POINTER(c_void_p)]),
+    "acStreamIsCapturing": (_E, [_P, POINTER(c_int)]),
+    "acStreamGetCaptureInfo": (_E, [_P, POINTER(c_int), POINTER(ctypes.c_ulonglong),
+                                    POINTER(c_void_p)]),
+    "acGraphInstantiate": (_E, [POINTER(c_void_p), _P, ctypes.c_ulonglong]),
+    "acGraphLaunch": (_E, [_P, _P]),
+    "acGraphGetNodes": (_E, [_P, _P, POINTER(c_size_t)]),
+    "acGraphDestroy": (_E, [_P]),
+    "acGraphExecDestroy": (_E, [_P]),
+    "acUserObjectCreate": (_E, [POINTER(c_void_p), _P, HOST_FN, c_uint, c_uint]),
+    "acUserObjectRelease": (_E, [_P, c_uint]),
+    "acGraphRetainUserObject": (_E, [_P, _P, c_uint, c_uint]),
 }
 
 _lib = None

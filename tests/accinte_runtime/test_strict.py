@@ -128,7 +128,8 @@ def test_runtime_suites_pass_under_strict_mode():
     # memory is unmapped, which also checks that queued copies keep it alive.
     env = {k: v for k, v in os.environ.items() if not k.startswith("ACCINTE_")}
     env.update(ACCINTE_LIBRARY=str(library_path()), ACCINTE_STRICT="1")
-    files = [str(HERE / f"test_{name}.py") for name in ("memory", "copy", "stream", "event")]
+    files = [str(HERE / f"test_{name}.py")
+             for name in ("memory", "copy", "stream", "event", "graph")]
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *files],
         env=env, capture_output=True, text=True, timeout=300)

@@ -25,6 +25,7 @@ from .backend_meta import (
     _set_backend_format,
     _storage_serial,
 )
+from .graphs import Graph, graph, graph_pool_handle, is_current_stream_capturing
 from .memory import (
     empty_cache,
     get_per_process_memory_fraction,
@@ -57,10 +58,11 @@ from .reductions import ipc_collect
 from .streams import Event, Stream, StreamContext, current_stream, default_stream, set_stream, stream
 
 __all__ = [
-    "Event", "Stream", "StreamContext", "current_device", "current_stream", "default_stream",
+    "Event", "Graph", "Stream", "StreamContext", "current_device", "current_stream", "default_stream",
     "device", "device_count", "device_of", "empty_cache", "get_amp_supported_dtype",
     "get_device_capability", "get_device_name", "get_device_properties",
-    "get_per_process_memory_fraction", "get_rng_state", "get_rng_state_all",
+    "get_per_process_memory_fraction", "get_rng_state", "get_rng_state_all", "graph",
+    "graph_pool_handle", "is_current_stream_capturing",
     "host_memory_stats", "init", "initial_seed", "ipc_collect", "is_available", "is_initialized",
     "manual_seed", "manual_seed_all", "max_memory_allocated", "max_memory_reserved",
     "mem_get_info", "memory_allocated", "memory_reserved", "memory_stats", "memory_summary",

@@ -27,6 +27,8 @@
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGenerator.h>
+#include <csrc/runtime/AccInteGraph.h>
+#include <csrc/runtime/AccInteDeviceAllocator.h>
 #include <csrc/runtime/AccInteIPC.h>
 #include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>
@@ -157,6 +159,18 @@ void add_functions(py::module_& m) {
         return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(gen));
       },
       py::arg("device"), "The default torch.Generator of a device.");
+  m.def(
+      "_is_current_stream_capturing",
+      [] { return c10::accinte::is_stream_capturing(c10::accinte::getCurrentAccInteStream()); },
+      "True while the current stream of the current device captures a graph "
+      "(acStreamIsCapturing).");
+  m.def(
+      "_graph_pool_reserved_bytes",
+      [](c10::DeviceIndex device, c10::MempoolId_t pool) {
+        return c10::accinte::pool_reserved_bytes(device, pool);
+      },
+      py::arg("device"), py::arg("pool"),
+      "Bytes the caching allocator holds in a graph's private memory pool.");
   m.def(
       "_get_backend_format",
       [](py::handle t) {

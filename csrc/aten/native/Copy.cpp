@@ -17,6 +17,7 @@
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteGuard.h>
 #include <csrc/runtime/AccInteHostAllocator.h>
+#include <csrc/runtime/AccInteGraph.h>
 #include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>
 
@@ -53,7 +54,7 @@ void enqueue_copy(const AccInteStream& stream, const at::Tensor& src, const at::
     // Plain CPU computation: no autograd bookkeeping on the worker thread.
     c10::impl::ExcludeDispatchKeyGuard no_autograd(c10::autograd_dispatch_keyset_with_ADInplaceOrView);
     to.copy_(from);
-  });
+  }, "aten::_copy_from");
 }
 
 // LITERALINCLUDE START: HOST ALLOCATOR NON BLOCKING COPY
@@ -66,9 +67,11 @@ void finish_host_copy(const AccInteStream& stream, const at::Tensor& host, bool 
         data_ptr.get(), data_ptr.get_context(), stream.unwrap());
     return;
   }
-// LITERALINCLUDE END: HOST ALLOCATOR NON BLOCKING COPY
+  c10::accinte::check_not_capturing(stream, "a copy between accinte and pageable host memory "
+                                            "(Tensor.cpu(), .to(), printing...)");
   stream.synchronize();
 }
+// LITERALINCLUDE END: HOST ALLOCATOR NON BLOCKING COPY
 
 // LITERALINCLUDE START: STREAM CROSS DEVICE COPY
 void copy_between_devices(const at::Tensor& src, const at::Tensor& dst) {

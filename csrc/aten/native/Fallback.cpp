@@ -37,6 +37,7 @@
 #include <csrc/runtime/AccInteDeviceAllocator.h>
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGenerator.h>
+#include <csrc/runtime/AccInteGraph.h>
 #include <csrc/runtime/AccInteGuard.h>
 #include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>
@@ -271,9 +272,12 @@ bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::St
     } catch (const std::exception&) {
       return false;
     }
-    if (signature) {
-      // First call of this signature: run it synchronously and check the
-      // Meta kernel against the real outputs (see MetaCache.h).
+    // First call of this signature: run it synchronously and check the Meta
+    // kernel against the real outputs (see MetaCache.h). Not while the stream
+    // captures a graph, which nothing may wait for: the Meta result is used
+    // unchecked, and the check is left to a later call outside capture.
+    if (signature && !c10::accinte::is_stream_capturing(
+                         c10::accinte::getCurrentAccInteStream(device.index()))) {
       *pending = PendingMeta{std::move(*signature), MetaResult{meta_stack, mirrors}};
       return false;
     }
@@ -353,6 +357,7 @@ bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::St
     cpu_stack.insert(cpu_stack.end(), targets.begin(), targets.end());
     targets.clear();
   }
+  const std::string kernel_name = c10::toString(kernel_op.operator_name());
 // LITERALINCLUDE START: EXECUTION FALLBACK KERNEL
   c10::accinte::launch_kernel(
       c10::accinte::getCurrentAccInteStream(device.index()),
@@ -362,16 +367,19 @@ bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::St
             c10::autograd_dispatch_keyset_with_ADInplaceOrView);
         static DiscardWarnings discard;
         c10::WarningUtils::WarningHandlerGuard quiet(&discard);
-        kernel_op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu_stack);
+        // A copy: the call consumes its stack, and a kernel captured in a
+        // graph runs once per replay (Note [accinte graphs]).
+        torch::jit::Stack run_stack = cpu_stack;
+        kernel_op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &run_stack);
         if (copy_results) {
           for (size_t i = 0; i < targets.size(); ++i) {
             if (targets[i].isTensor()) {
               if (targets[i].toTensor().defined()) {
-                targets[i].toTensor().copy_(cpu_stack[i].toTensor());
+                targets[i].toTensor().copy_(run_stack[i].toTensor());
               }
             } else {
               const auto outs = targets[i].toListRef();
-              const auto got = cpu_stack[i].toListRef();
+              const auto got = run_stack[i].toListRef();
               for (size_t k = 0; k < outs.size(); ++k) {
                 outs[k].toTensor().copy_(got[k].toTensor());
               }
@@ -381,7 +389,8 @@ bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::St
         for (const auto& [working, home] : outputs) {
           settle(working, home);
         }
-      });
+      },
+      kernel_name.c_str());
 
   torch::jit::drop(*stack, num_args);
   stack->insert(stack->end(), std::make_move_iterator(results.begin()),
@@ -427,6 +436,11 @@ void run_sync(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const c10::Device device = target_device(plan, args);
   c10::accinte::AccInteGuard guard(device.index());
   const auto stream = c10::accinte::getCurrentAccInteStream(device.index());
+  // This path waits for the stream, which a capture forbids: say which
+  // operator did it, before anything is queued.
+  c10::accinte::check_not_capturing(
+      stream, c10::str(op.operator_name(), " (accinte runs it synchronously: its output "
+                       "shapes depend on the data, or no reliable Meta kernel plans them)"));
 
   struct Mutated {
     at::Tensor device;  // the argument

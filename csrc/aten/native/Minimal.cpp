@@ -11,6 +11,7 @@
 #include <c10/core/StorageImpl.h>
 #include <c10/core/TensorOptions.h>
 
+#include <csrc/runtime/AccInteGraph.h>
 #include <csrc/runtime/AccInteDeviceAllocator.h>
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteFunctions.h>
@@ -157,6 +158,8 @@ at::Scalar _local_scalar_dense(const at::Tensor& self) {
       self.scalar_type(), "_local_scalar_dense_accinte", AT_WRAP([&] {
         scalar_t value{};
         AccInteGuard guard(self.device().index());
+        c10::accinte::check_not_capturing(c10::accinte::getCurrentAccInteStream(),
+                                          "Tensor.item() (aten::_local_scalar_dense)");
         // Synchronous: waits for the work queued on the device, like .item() on CUDA.
         ACCINTE_CHECK(acMemcpy(&value, self.const_data_ptr<scalar_t>(), sizeof(scalar_t),
                                acMemcpyDeviceToHost));

@@ -10,6 +10,7 @@
 // rules, and never weaker. The Async forms run on the stream's worker and
 // keep the allocations they touch alive until they have run.
 #include "copy_engine.h"
+#include "graph.h"
 #include "memory.h"
 #include "stream.h"
 
@@ -25,6 +26,19 @@ namespace {
 // pinned), which are kept alive and opened for access while it runs.
 struct Plan {
   std::vector<AllocationRef> touched;
+
+  // For a synchronous operation: refused (see checkUnsafeCall) while a
+  // capture forbids waiting for a device it touches.
+  acError_t checkCaptures() const {
+    for (const AllocationRef& a : touched) {
+      if (a->type == acMemoryTypeDevice) {
+        if (const acError_t e = checkUnsafeCall(a->device); e != acSuccess) {
+          return e;
+        }
+      }
+    }
+    return acSuccess;
+  }
 
   // Waits for the streams of every device the operation touches.
   void waitForDevices() const {
@@ -120,6 +134,9 @@ acError_t acMemcpy(void* dst, const void* src, size_t count, acMemcpyKind kind) 
     if (const acError_t e = planCopy(dst, src, count, kind, &plan); e != acSuccess) {
       return e;
     }
+    if (const acError_t e = plan.checkCaptures(); e != acSuccess) {
+      return e;
+    }
     plan.waitForDevices();
     return runCopy(dst, src, count, plan);
   });
@@ -139,10 +156,9 @@ acError_t acMemcpyAsync(void* dst, const void* src, size_t count, acMemcpyKind k
     if (const acError_t e = planCopy(dst, src, count, kind, &plan); e != acSuccess) {
       return e;
     }
-    s->enqueue([dst, src, count, plan = std::move(plan)] {
+    return s->enqueue([dst, src, count, plan = std::move(plan)] {
       return runCopy(dst, src, count, plan);
-    });
-    return acSuccess;
+    }, "memcpy");
   });
 }
 
@@ -153,6 +169,9 @@ acError_t acMemset(void* devPtr, int value, size_t count) {
     }
     Plan plan;
     if (const acError_t e = planMemset(devPtr, count, &plan); e != acSuccess) {
+      return e;
+    }
+    if (const acError_t e = plan.checkCaptures(); e != acSuccess) {
       return e;
     }
     plan.waitForDevices();
@@ -173,10 +192,9 @@ acError_t acMemsetAsync(void* devPtr, int value, size_t count, acStream_t stream
     if (const acError_t e = planMemset(devPtr, count, &plan); e != acSuccess) {
       return e;
     }
-    s->enqueue([devPtr, value, count, plan = std::move(plan)] {
+    return s->enqueue([devPtr, value, count, plan = std::move(plan)] {
       return runMemset(devPtr, value, count, plan);
-    });
-    return acSuccess;
+    }, "memset");
   });
 }
 

@@ -50,6 +50,25 @@ ErrorText describe(int error) {
       return {"acErrorMapBufferObjectFailed",
               "IPC memory handle could not be opened: the exporting process freed the "
               "allocation or exited, or the handle was not made by acIpcGetMemHandle"};
+    case acErrorStreamCaptureUnsupported:
+      return {"acErrorStreamCaptureUnsupported",
+              "operation not permitted when stream is capturing: it would wait for or query "
+              "work that is only being recorded into a graph; the capture is invalidated"};
+    case acErrorStreamCaptureInvalidated:
+      return {"acErrorStreamCaptureInvalidated",
+              "operation failed due to a previous error during capture: the capture was "
+              "invalidated and produced no graph"};
+    case acErrorStreamCaptureUnmatched:
+      return {"acErrorStreamCaptureUnmatched",
+              "the capture was not initiated in this stream"};
+    case acErrorStreamCaptureIsolation:
+      return {"acErrorStreamCaptureIsolation",
+              "a capturing stream and work outside its capture cannot wait for each other"};
+    case acErrorStreamCaptureWrongThread:
+      return {"acErrorStreamCaptureWrongThread",
+              "attempt to end a capture begun by another thread (Global or ThreadLocal mode)"};
+    case acErrorIllegalState:
+      return {"acErrorIllegalState", "the stream is already capturing"};
     case acErrorUnknown:
       return {"acErrorUnknown", "unknown error"};
   }

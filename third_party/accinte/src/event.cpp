@@ -6,6 +6,7 @@
 // when they were made. A stream told to wait queues a task that blocks its
 // worker until the record completes, which works across devices since
 // completions belong to no device.
+#include "graph.h"
 #include "stream.h"
 
 #include <unordered_map>
@@ -122,6 +123,11 @@ acError_t acEventRecord(acEvent_t event, acStream_t stream) {
     if (e->device() != s->device()) {
       return acErrorInvalidResourceHandle;
     }
+    // On a capturing stream the record is a point in the graph, see
+    // Stream::record; an invalidated capture refuses it like any launch.
+    if (const auto capture = s->capture(); capture != nullptr && capture->invalidated()) {
+      return acErrorStreamCaptureInvalidated;
+    }
     e->setLatest(s->record());
     return acSuccess;
   });
@@ -134,7 +140,14 @@ acError_t acEventQuery(acEvent_t event) {
       return err;
     }
     const auto record = e->latest();
-    return record == nullptr || record->done() ? acSuccess : acErrorNotReady;
+    if (record == nullptr) {
+      return acSuccess;
+    }
+    if (const auto capture = record->activeCapture()) {
+      capture->invalidate();  // it marks a point in a graph, not in time
+      return acErrorStreamCaptureUnsupported;
+    }
+    return record->done() ? acSuccess : acErrorNotReady;
   });
 }
 
@@ -147,6 +160,10 @@ acError_t acEventSynchronize(acEvent_t event) {
     const auto record = e->latest();
     if (record == nullptr) {
       return acSuccess;
+    }
+    if (const auto capture = record->activeCapture()) {
+      capture->invalidate();
+      return acErrorStreamCaptureUnsupported;
     }
     record->wait();
     // Report (and clear) a kernel failure from the work the record covers.
@@ -203,14 +220,32 @@ acError_t acStreamWaitEvent(acStream_t stream, acEvent_t event, unsigned int fla
     }
     // The record latest *now*; later records of the event do not matter.
     auto record = e->latest();
-    if (record == nullptr || record->done()) {
+    if (record == nullptr) {
       return acSuccess;  // nothing to wait for
     }
-    s->enqueue([record = std::move(record)] {
+    // Captures are single-stream: a capturing stream may wait only for a
+    // point in its own capture (already ordered: a no-op) or for finished
+    // work; a stream outside the capture may not wait for a point in it.
+    const auto waiterCapture = s->capture();
+    const auto recordCapture = record->activeCapture();
+    if (recordCapture != nullptr || waiterCapture != nullptr) {
+      if (recordCapture == waiterCapture || (recordCapture == nullptr && record->done())) {
+        return acSuccess;
+      }
+      for (const auto& capture : {waiterCapture, recordCapture}) {
+        if (capture != nullptr) {
+          capture->invalidate();
+        }
+      }
+      return acErrorStreamCaptureIsolation;
+    }
+    if (record->done()) {
+      return acSuccess;
+    }
+    return s->enqueue([record = std::move(record)] {
       record->wait();
       return acSuccess;
-    });
-    return acSuccess;
+    }, "event wait");
   });
 }
 

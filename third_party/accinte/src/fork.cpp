@@ -26,9 +26,13 @@ void prepareFork() {
   streamTableMutex().lock();
   eventTableMutex().lock();
   allocationTableMutex().lock();
+  graphTableMutex().lock();
+  captureTableMutex().lock();
 }
 
 void releaseAfterFork() {
+  captureTableMutex().unlock();
+  graphTableMutex().unlock();
   allocationTableMutex().unlock();
   eventTableMutex().unlock();
   streamTableMutex().unlock();

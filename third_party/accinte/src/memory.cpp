@@ -11,6 +11,8 @@
 // not actually locked, since nothing here does DMA.
 #include "memory.h"
 
+#include "graph.h"
+
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -188,6 +190,10 @@ acError_t acFree(void* devPtr) {
       return acErrorInvalidDevicePointer;
     }
     // Like cudaFree: work already queued on the device may still use it.
+    // Waiting for a device is refused while a capture forbids it.
+    if (const acError_t e = checkUnsafeCall(a->device); e != acSuccess) {
+      return e;
+    }
     waitDeviceIdle(a->device);
     // Another thread may have freed it while we waited.
     return unregister(devPtr, acMemoryTypeDevice) == a ? acSuccess

@@ -13,6 +13,8 @@
 //   stream.cpp         the Stream worker (queue, tickets, errors)
 //   stream_api.cpp     stream registry and the stream / launch C API
 //   event.cpp          events
+//   capture.cpp        stream capture and the checks that guard it
+//   graph.cpp          graphs, executable graphs, user objects
 //
 // Lifetime: every singleton is heap-allocated on first use and intentionally
 // never destroyed. Worker threads may still be parked on a condition variable
@@ -59,13 +61,16 @@ void markInitialized();
 // child has none of the parent's worker threads, so every call must fail.
 bool inPoisonedChild();
 
-// The global table locks (memory.cpp, stream_api.cpp, event.cpp). fork.cpp
+// The global table locks (memory.cpp, stream_api.cpp, event.cpp, graph.cpp,
+// capture.cpp). fork.cpp
 // holds all of them across fork() so that a child forked before the runtime
 // was initialized never inherits a table locked mid-update by another thread.
 // No code path holds two of them at once, so any acquisition order is safe.
 std::mutex& allocationTableMutex();
 std::mutex& streamTableMutex();
 std::mutex& eventTableMutex();
+std::mutex& graphTableMutex();
+std::mutex& captureTableMutex();
 
 // ---- threads ----------------------------------------------------------------
 

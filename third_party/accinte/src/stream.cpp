@@ -2,6 +2,8 @@
 // order) and Completion, the signal an event record waits on.
 #include "stream.h"
 
+#include "graph.h"
+
 #include <pthread.h>
 
 #include <cstdio>
@@ -74,9 +76,30 @@ Stream::~Stream() {
   }
 }
 
-void Stream::enqueue(Task task) {
+std::shared_ptr<Capture> Completion::activeCapture() const {
+  auto capture = capture_.lock();
+  return capture != nullptr && capture->active() ? capture : nullptr;
+}
+
+std::shared_ptr<Capture> Stream::capture() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return capture_;
+}
+
+void Stream::setCapture(std::shared_ptr<Capture> capture) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  capture_ = std::move(capture);
+}
+
+// LITERALINCLUDE START: GRAPH STREAM ENQUEUE
+acError_t Stream::enqueue(Task task, const char* kind) {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (capture_ != nullptr) {
+      auto capture = capture_;
+      lock.unlock();
+      return capture->record(kind, std::move(task));
+    }
     if (!worker_.joinable()) {
       // Started lazily: most pool streams are never used. May throw
       // std::system_error, before anything was queued.
@@ -85,10 +108,19 @@ void Stream::enqueue(Task task) {
     queue_.emplace_back(++issued_, std::move(task));
   }
   workCv_.notify_one();
+  return acSuccess;
 }
+// LITERALINCLUDE END: GRAPH STREAM ENQUEUE
 
 std::shared_ptr<Completion> Stream::record() {
   std::unique_lock<std::mutex> lock(mutex_);
+  if (capture_ != nullptr) {
+    // A point in the graph: complete as far as live work is concerned, and
+    // refused by queries and waits that are not part of the capture.
+    auto completion = std::make_shared<Completion>(weak_from_this(), issued_, capture_);
+    completion->complete();
+    return completion;
+  }
   auto completion = std::make_shared<Completion>(weak_from_this(), issued_);
   if (finished_ == issued_) {
     // Nothing is pending: the record is complete now, without a round trip
@@ -99,10 +131,10 @@ std::shared_ptr<Completion> Stream::record() {
   lock.unlock();
   // Tasks queued by other threads in between land before the marker; the
   // completion then covers them too, which only makes it later, never early.
-  enqueue([completion] {
+  (void)enqueue([completion] {
     completion->complete();
     return acSuccess;
-  });
+  }, "event record");  // not capturing: cannot fail
   return completion;
 }
 

@@ -16,6 +16,7 @@
 
 namespace accinte {
 
+class Capture;
 class Stream;
 
 // One event record: set once, when every task queued ahead of it on its
@@ -24,8 +25,9 @@ class Stream;
 // as needed.
 class Completion {
  public:
-  Completion(std::weak_ptr<Stream> stream, uint64_t ticket)
-      : stream_(std::move(stream)), ticket_(ticket) {}
+  Completion(std::weak_ptr<Stream> stream, uint64_t ticket,
+             std::weak_ptr<Capture> capture = {})
+      : stream_(std::move(stream)), ticket_(ticket), capture_(std::move(capture)) {}
 
   // Marks the record done and stamps the completion time. Wakes waiters.
   void complete();
@@ -39,10 +41,14 @@ class Completion {
   // queued before the record: kernel errors up to it belong to the record.
   const std::weak_ptr<Stream>& stream() const { return stream_; }
   uint64_t ticket() const { return ticket_; }
+  // For a record made on a capturing stream: the capture, while it is active
+  // (such a record marks a point in the graph, not in time); null otherwise.
+  std::shared_ptr<Capture> activeCapture() const;
 
  private:
   const std::weak_ptr<Stream> stream_;
   const uint64_t ticket_;
+  const std::weak_ptr<Capture> capture_;
   mutable std::mutex mutex_;
   mutable std::condition_variable doneCv_;
   bool done_ = false;
@@ -73,11 +79,18 @@ class Stream : public std::enable_shared_from_this<Stream> {
   bool isDefault() const { return isDefault_; }
   acStream_t handle() { return reinterpret_cast<acStream_t>(this); }
 
-  // Appends a task; returns at once.
-  void enqueue(Task task);
+  // Appends a task and returns at once; while the stream is capturing, hands
+  // it to the capture instead (`kind` names it in the graph), which fails
+  // with acErrorStreamCaptureInvalidated once the capture is invalidated.
+  acError_t enqueue(Task task, const char* kind = "task");
   // Records an event: the returned completion is set once every task queued
-  // so far has finished; at once if the stream is idle.
+  // so far has finished; at once if the stream is idle. While capturing, the
+  // completion is a captured one (see Completion::activeCapture).
   std::shared_ptr<Completion> record();
+
+  // The active capture, or null (capture.cpp sets and clears it).
+  std::shared_ptr<Capture> capture() const;
+  void setCapture(std::shared_ptr<Capture> capture);
 
   // True when every task issued so far has finished.
   bool idle() const;
@@ -103,6 +116,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   acError_t error_ = acSuccess;
   uint64_t errorTicket_ = 0;
   bool stopping_ = false;
+  std::shared_ptr<Capture> capture_;
   std::thread worker_;
 };
 

@@ -2,6 +2,7 @@
 // owns each device's lazily created default stream) and the stream C API:
 // create / destroy / query / synchronize, priorities, host functions and
 // kernel launches. acStreamWaitEvent lives with the events (event.cpp).
+#include "graph.h"
 #include "memory.h"
 #include "stream.h"
 
@@ -59,7 +60,7 @@ std::vector<std::shared_ptr<Stream>> streamsOf(int device) {
 
 // Common part of acLaunchHostFunc and acLaunchKernel.
 template <class Fn>
-acError_t launch(acStream_t handle, Fn* fn, Stream::Task task) {
+acError_t launch(acStream_t handle, Fn* fn, const char* kind, Stream::Task task) {
   if (fn == nullptr) {
     return acErrorInvalidValue;
   }
@@ -67,8 +68,7 @@ acError_t launch(acStream_t handle, Fn* fn, Stream::Task task) {
   if (const acError_t e = resolveStream(handle, &stream); e != acSuccess) {
     return e;
   }
-  stream->enqueue(std::move(task));
-  return acSuccess;
+  return stream->enqueue(std::move(task), kind);
 }
 
 }  // namespace
@@ -100,6 +100,9 @@ void waitDeviceIdle(int device) {
 }
 
 acError_t synchronizeDevice(int device) {
+  if (const acError_t e = checkDeviceNotCapturing(device); e != acSuccess) {
+    return e;
+  }
   const auto streams = streamsOf(device);
   for (const auto& stream : streams) {
     stream->waitIdle();
@@ -168,6 +171,10 @@ acError_t acStreamDestroy(acStream_t stream) {
       if (it == live.end() || it->second->isDefault()) {
         return acErrorInvalidResourceHandle;
       }
+      // A capturing stream is still needed to end its capture.
+      if (const acError_t e = checkStreamNotCapturing(*it->second); e != acSuccess) {
+        return e;
+      }
       doomed = std::move(it->second);
       live.erase(it);
     }
@@ -185,6 +192,9 @@ acError_t acStreamQuery(acStream_t stream) {
     if (const acError_t e = resolveStream(stream, &s); e != acSuccess) {
       return e;
     }
+    if (const acError_t e = checkStreamNotCapturing(*s); e != acSuccess) {
+      return e;
+    }
     return s->idle() ? acSuccess : acErrorNotReady;
   });
 }
@@ -193,6 +203,9 @@ acError_t acStreamSynchronize(acStream_t stream) {
   return blockingApiCall([&] {
     std::shared_ptr<Stream> s;
     if (const acError_t e = resolveStream(stream, &s); e != acSuccess) {
+      return e;
+    }
+    if (const acError_t e = checkStreamNotCapturing(*s); e != acSuccess) {
       return e;
     }
     s->waitIdle();
@@ -247,7 +260,7 @@ acError_t acDeviceGetDefaultStream(int device, acStream_t* stream) {
 
 acError_t acLaunchHostFunc(acStream_t stream, acHostFn_t fn, void* userData) {
   return apiCall([&] {
-    return launch(stream, fn, [fn, userData] {
+    return launch(stream, fn, "host function", [fn, userData] {
       fn(userData);
       return acSuccess;
     });
@@ -257,7 +270,7 @@ acError_t acLaunchHostFunc(acStream_t stream, acHostFn_t fn, void* userData) {
 // LITERALINCLUDE START: RUNTIME LAUNCH KERNEL
 acError_t acLaunchKernel(acStream_t stream, acKernelFn_t fn, void* userData) {
   return apiCall([&] {
-    return launch(stream, fn, [fn, userData] {
+    return launch(stream, fn, "kernel", [fn, userData] {
       // Opened when the kernel starts, not when it is queued: until then
       // device memory stays protected.
       const KernelAccessWindow window;

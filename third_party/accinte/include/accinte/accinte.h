@@ -71,6 +71,20 @@ typedef enum acError {
   acErrorMapBufferObjectFailed = 12,/* an IPC handle could not be opened: the
                                        exporting process exited or freed the
                                        memory, or the handle is corrupt */
+  acErrorStreamCaptureUnsupported = 13, /* not allowed while a stream is
+                                       capturing (a synchronize or query of
+                                       the capturing stream, ...); the
+                                       capture is invalidated */
+  acErrorStreamCaptureInvalidated = 14, /* the capture was invalidated by an
+                                       earlier error and produced no graph */
+  acErrorStreamCaptureUnmatched = 15, /* acStreamEndCapture on a stream that
+                                       is not capturing */
+  acErrorStreamCaptureIsolation = 16, /* a capturing stream was made to wait
+                                       for work outside the capture, or the
+                                       reverse */
+  acErrorStreamCaptureWrongThread = 17, /* the capture must end on the thread
+                                       that began it (Global/ThreadLocal) */
+  acErrorIllegalState = 18,         /* the stream is already capturing */
   acErrorUnknown = 999              /* an unexpected internal failure */
 } acError_t;
 // LITERALINCLUDE END: RUNTIME ERROR CODES
@@ -123,6 +137,38 @@ typedef struct acIpcMemHandle_st {
 /* Opaque handles. A NULL acStream_t names the device's default stream. */
 typedef struct acStream_st* acStream_t;
 typedef struct acEvent_st* acEvent_t;
+/* A graph captured from a stream (cudaGraph_t), its executable form
+ * (cudaGraphExec_t), and a reference-counted resource whose lifetime a graph
+ * can extend (cudaUserObject_t). */
+typedef struct acGraph_st* acGraph_t;
+typedef struct acGraphExec_st* acGraphExec_t;
+typedef struct acUserObject_st* acUserObject_t;
+
+/* How a capture treats potentially unsafe calls (cudaStreamCaptureMode):
+ * synchronous copies, memsets and frees that wait for a device with a
+ * capturing stream. Global: refused from every thread; ThreadLocal: refused
+ * from the capturing thread; Relaxed: allowed. Calls that inherently
+ * conflict with capture (synchronizing or querying the capturing stream,
+ * acDeviceSynchronize) are refused in every mode. */
+typedef enum acStreamCaptureMode {
+  acStreamCaptureModeGlobal = 0,
+  acStreamCaptureModeThreadLocal = 1,
+  acStreamCaptureModeRelaxed = 2
+} acStreamCaptureMode;
+
+/* cudaStreamCaptureStatus. */
+typedef enum acStreamCaptureStatus {
+  acStreamCaptureStatusNone = 0,        /* not capturing */
+  acStreamCaptureStatusActive = 1,      /* capturing */
+  acStreamCaptureStatusInvalidated = 2  /* capturing, but invalidated by an
+                                           error: acStreamEndCapture will fail */
+} acStreamCaptureStatus;
+
+/* acGraphRetainUserObject flags: transfer the caller's references. */
+#define acGraphUserObjectMove 0x1u
+/* acUserObjectCreate flags: the destructor may run on any thread, after the
+ * last replay using it has finished (required, as in CUDA). */
+#define acUserObjectNoDestructorSync 0x1u
 
 /* Host work run by a stream's worker (cudaHostFn_t). */
 typedef void (*acHostFn_t)(void* userData);
@@ -241,6 +287,63 @@ ACCINTE_API ACCINTE_NODISCARD acError_t acLaunchHostFunc(acStream_t stream, acHo
  * memory. A nonzero return is reported as acErrorLaunchFailure. */
 ACCINTE_API ACCINTE_NODISCARD acError_t acLaunchKernel(acStream_t stream, acKernelFn_t fn,
                                                      void* userData);
+
+/* ---- stream capture and graphs (cudaStreamBeginCapture, cudaGraph*) ------ */
+/* Puts `stream` in capture mode: work queued on it afterwards (kernels, host
+ * functions, async copies and memsets, event records and waits) is recorded
+ * into a new graph instead of running. Kernels and host functions are
+ * recorded with their user data pointer, which must stay valid for the
+ * graph's life (see acUserObjectCreate). acErrorIllegalState if the stream is
+ * already capturing; acErrorStreamCaptureUnsupported for a default stream
+ * (like CUDA's legacy stream) or an invalid mode. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acStreamBeginCapture(acStream_t stream,
+                                                           acStreamCaptureMode mode);
+/* Ends the capture and returns its graph; the stream runs work again.
+ * acErrorStreamCaptureUnmatched if it was not capturing;
+ * acErrorStreamCaptureWrongThread if another thread began a Global or
+ * ThreadLocal capture (the capture goes on); acErrorStreamCaptureInvalidated
+ * (and *graph NULL) if an illegal call invalidated the capture, which ends
+ * anyway. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acStreamEndCapture(acStream_t stream, acGraph_t* graph);
+/* *status: acStreamCaptureStatusActive while capturing (None otherwise). */
+ACCINTE_API ACCINTE_NODISCARD acError_t acStreamIsCapturing(acStream_t stream,
+                                                          acStreamCaptureStatus* status);
+/* The capture status, and when capturing, the capture's process-unique id
+ * (nonzero) and the graph under construction (which acGraphRetainUserObject
+ * accepts). `id` and `graph` may be NULL. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acStreamGetCaptureInfo(acStream_t stream,
+                                                             acStreamCaptureStatus* status,
+                                                             unsigned long long* id,
+                                                             acGraph_t* graph);
+/* An executable graph. `flags` must be 0. The graph may be destroyed after. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acGraphInstantiate(acGraphExec_t* exec, acGraph_t graph,
+                                                         unsigned long long flags);
+/* Queues every recorded node on `stream` (which may differ from the captured
+ * one), in capture order, as one unit. acErrorStreamCaptureUnsupported if
+ * `stream` is capturing. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acGraphLaunch(acGraphExec_t exec, acStream_t stream);
+/* Number of nodes. Only the count is available: `nodes` must be NULL. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acGraphGetNodes(acGraph_t graph, void* nodes,
+                                                      size_t* numNodes);
+/* Both return at once; launches already queued still run, and hold what they
+ * need (user objects included) until they have. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acGraphDestroy(acGraph_t graph);
+ACCINTE_API ACCINTE_NODISCARD acError_t acGraphExecDestroy(acGraphExec_t exec);
+/* A reference-counted owner of `ptr`: `destroy(ptr)` runs when the last
+ * reference goes. `flags` must be acUserObjectNoDestructorSync. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acUserObjectCreate(acUserObject_t* object, void* ptr,
+                                                         acHostFn_t destroy,
+                                                         unsigned int initialRefcount,
+                                                         unsigned int flags);
+ACCINTE_API ACCINTE_NODISCARD acError_t acUserObjectRelease(acUserObject_t object,
+                                                          unsigned int count);
+/* The graph (and each executable made from it) holds `count` references
+ * until destroyed and no launch of it is pending. With acGraphUserObjectMove
+ * the caller's references are transferred instead of added. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acGraphRetainUserObject(acGraph_t graph,
+                                                              acUserObject_t object,
+                                                              unsigned int count,
+                                                              unsigned int flags);
 
 /* ---- events -------------------------------------------------------------- */
 ACCINTE_API ACCINTE_NODISCARD acError_t acEventCreate(acEvent_t* event);
