@@ -3,17 +3,8 @@ reason: this list is the conformance backlog. Keys are (OpInfo name with its
 variant, dtype); test_opinfo.py fails if an entry stops failing.
 """
 
-_NO_SPARSE = ("accinte registers no sparse kernels (SparsePrivateUse1, SparseCsrPrivateUse1): "
-              "sparse tensors cannot live on the device")
-
 # LITERALINCLUDE START: TESTING KNOWN FAILURES
 KNOWN_FAILURES: dict[tuple[str, str], str] = {
-    **{("to_sparse", dtype): _NO_SPARSE
-       for dtype in ["float32", "float16", "bfloat16", "complex64", "int64", "bool"]},
-    **{("sparse.mm.reduce", dtype): _NO_SPARSE
-       for dtype in ["float32", "float64", "float16", "bfloat16"]},
-    **{("sparse.sampled_addmm", dtype): _NO_SPARSE
-       for dtype in ["float32", "float64", "complex64"]},
     ("linalg.lu_solve", "complex64"): (
         "the sample with adjoint=True, left=False differs from the CPU beyond 1e-3; not yet "
         "investigated (the same LAPACK routine runs on both sides)"),

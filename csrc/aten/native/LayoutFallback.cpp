@@ -128,6 +128,17 @@ c10::Device call_device(c10::ArrayRef<IValue> args, std::string* layout) {
   return {c10::DeviceType::PrivateUse1, c10::accinte::current_device()};
 }
 
+// Some CPU kernels compute what their backward needs only for inputs that
+// require grad (the arg-max indices of `_sparse_mm_reduce_impl`): a host
+// alias carries the flag of the tensor it stands for. No graph is recorded,
+// since the kernel runs with autograd excluded.
+at::Tensor with_grad_flag(at::Tensor host, const at::Tensor& t) {
+  if (t.requires_grad()) {
+    host.set_requires_grad(true);
+  }
+  return host;
+}
+
 } // namespace
 
 // LITERALINCLUDE START: OPERATOR LAYOUT FALLBACK
@@ -165,14 +176,14 @@ void layout_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
         device_components.push_back(c);
       }
       if (has_components(t)) {
-        at::Tensor host = host_alias(t);
+        at::Tensor host = with_grad_flag(host_alias(t), t);
         if (is_written) {
           written.push_back({t, host, {}});
         }
         return host;
       }
       if (!is_written) {
-        return cpu_alias(t);
+        return with_grad_flag(cpu_alias(t), t);
       }
       written.push_back({t, resizable_cpu_alias(t), cpu_alias(t)});
       return written.back().host;
