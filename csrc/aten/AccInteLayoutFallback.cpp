@@ -78,10 +78,11 @@ TORCH_LIBRARY_IMPL(aten, NestedTensorPrivateUse1, m) {
 }
 
 // LITERALINCLUDE START: OPERATOR LAYOUT COMPOSITE OVERRIDES
-// A CompositeExplicitAutograd(NonFunctional) kernel is registered for every
-// backend key, sparse ones included, and wins over a fallback; where the CPU has a kernel
-// of its own for the layout (`sparse_dim`, `copy_`, `clone`, `sum`...) the
-// default is wrong or slow for it, so the fallback (the CPU's kernel) is
+// A composite kernel (CompositeExplicitAutograd, its NonFunctional twin,
+// CompositeImplicitAutograd) is registered for every backend key, sparse and
+// nested ones included, and wins over a fallback; where the CPU has a kernel
+// of its own for the layout (`sparse_dim`, `copy_`, `mm`, a nested `linear`)
+// the composite is wrong for it, so the fallback (the CPU's kernel) is
 // registered by name for those operators.
 void override_composites(torch::Library& m, c10::DispatchKey cpu_key,
                          c10::DispatchKey device_key) {
@@ -91,7 +92,8 @@ void override_composites(torch::Library& m, c10::DispatchKey cpu_key,
     if (!op || name.name.rfind("aten::", 0) != 0 ||
         !(op->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd) ||
           op->hasKernelForDispatchKey(
-              c10::DispatchKey::CompositeExplicitAutogradNonFunctional)) ||
+              c10::DispatchKey::CompositeExplicitAutogradNonFunctional) ||
+          op->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd)) ||
         op->hasKernelForDispatchKey(device_key)) {
       continue;
     }
@@ -107,6 +109,11 @@ TORCH_LIBRARY_IMPL(aten, SparsePrivateUse1, m) {
 
 TORCH_LIBRARY_IMPL(aten, SparseCsrPrivateUse1, m) {
   override_composites(m, c10::DispatchKey::SparseCsrCPU, c10::DispatchKey::SparseCsrPrivateUse1);
+}
+
+TORCH_LIBRARY_IMPL(aten, NestedTensorPrivateUse1, m) {
+  override_composites(m, c10::DispatchKey::NestedTensorCPU,
+                      c10::DispatchKey::NestedTensorPrivateUse1);
 }
 // LITERALINCLUDE END: OPERATOR LAYOUT COMPOSITE OVERRIDES
 
