@@ -267,11 +267,6 @@ def test_transformer_encoder_inference_fast_path_matches_cpu():
 
 
 @pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors")
-@pytest.mark.xfail(strict=True, raises=RuntimeError, reason=(
-    "the inference fast path of nn.TransformerEncoder packs padded input into a nested tensor "
-    "(torch._nested_tensor_from_mask); accinte has no NestedTensorPrivateUse1 kernels and the "
-    "fallback's synchronous path cannot move the CPU kernel's nested result to the device "
-    "(\"NestedTensorImpl doesn't support strides\")"))
 def test_transformer_encoder_nested_tensor_fast_path_matches_cpu():
     torch.manual_seed(0)
     layer = nn.TransformerEncoderLayer(d_model=16, nhead=4, dim_feedforward=32, dropout=0.0,

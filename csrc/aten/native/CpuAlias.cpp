@@ -51,4 +51,25 @@ void settle(const at::Tensor& out, const at::Tensor& home) {
   home.copy_(out.data_ptr() == home.data_ptr() ? out.clone() : out);
 }
 
+bool lies_in(const at::Tensor& host_view, const at::Tensor& device_tensor) {
+  const auto* p = static_cast<const char*>(host_view.data_ptr());
+  const auto* begin = static_cast<const char*>(device_tensor.storage().data());
+  return begin != nullptr && p >= begin && p < begin + device_tensor.storage().nbytes();
+}
+
+at::Tensor device_view_of(const at::Tensor& base, const at::Tensor& host_view) {
+  const auto byte_offset = static_cast<const char*>(host_view.data_ptr()) -
+                           static_cast<const char*>(base.storage().data());
+  TORCH_INTERNAL_ASSERT(byte_offset % static_cast<int64_t>(host_view.itemsize()) == 0);
+  auto impl = c10::make_intrusive<c10::TensorImpl>(c10::TensorImpl::VIEW,
+                                                   c10::Storage(base.storage()),
+                                                   base.key_set(), host_view.dtype());
+  impl->set_sizes_and_strides(host_view.sizes(), host_view.strides(),
+                              byte_offset / static_cast<int64_t>(host_view.itemsize()));
+  at::Tensor view(std::move(impl));
+  view._set_conj(host_view.is_conj());
+  view._set_neg(host_view.is_neg());
+  return view;
+}
+
 } // namespace at::native::accinte

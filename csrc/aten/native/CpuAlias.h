@@ -28,4 +28,13 @@ at::Tensor resizable_cpu_alias(const at::Tensor& t);
 /// changed, copies its value there.
 void settle(const at::Tensor& out, const at::Tensor& home);
 
+/// True if `host_view` (a CPU tensor) points into `device_tensor`'s storage,
+/// as a view of its CPU alias does. Compares addresses only.
+bool lies_in(const at::Tensor& host_view, const at::Tensor& device_tensor);
+
+/// The device tensor that aliases the bytes `host_view` covers, where
+/// `host_view` lies in `base` (see lies_in): same sizes, strides, dtype and
+/// math bits, sharing `base`'s storage.
+at::Tensor device_view_of(const at::Tensor& base, const at::Tensor& host_view);
+
 } // namespace at::native::accinte

@@ -32,6 +32,7 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <csrc/aten/native/CpuAlias.h>
+#include <csrc/aten/native/LayoutAlias.h>
 #include <csrc/aten/native/MetaCache.h>
 #include <csrc/aten/native/OpPlan.h>
 #include <csrc/runtime/AccInteDeviceAllocator.h>
@@ -399,29 +400,6 @@ bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::St
 }
 // LITERALINCLUDE END: EXECUTION FALLBACK KERNEL
 
-// A device tensor aliasing the bytes that `host_view` (a view of a CPU alias
-// of `base`'s memory) covers.
-at::Tensor device_view_of(const at::Tensor& base, const at::Tensor& host_view) {
-  const auto byte_offset = static_cast<const char*>(host_view.data_ptr()) -
-                           static_cast<const char*>(base.storage().data());
-  TORCH_INTERNAL_ASSERT(byte_offset % static_cast<int64_t>(host_view.itemsize()) == 0);
-  auto impl = c10::make_intrusive<c10::TensorImpl>(c10::TensorImpl::VIEW,
-                                                   c10::Storage(base.storage()),
-                                                   base.key_set(), host_view.dtype());
-  impl->set_sizes_and_strides(host_view.sizes(), host_view.strides(),
-                              byte_offset / static_cast<int64_t>(host_view.itemsize()));
-  at::Tensor view(std::move(impl));
-  view._set_conj(host_view.is_conj());
-  view._set_neg(host_view.is_neg());
-  return view;
-}
-
-bool lies_in(const at::Tensor& host_view, const at::Tensor& device_tensor) {
-  const auto* p = static_cast<const char*>(host_view.data_ptr());
-  const auto* begin = static_cast<const char*>(device_tensor.storage().data());
-  return begin != nullptr && p >= begin && p < begin + device_tensor.storage().nbytes();
-}
-
 // Runs `op` as a kernel and waits for it, for calls whose output shapes
 // cannot be known in advance (see the Note). Inputs are used in place, as on
 // the asynchronous path; results the CPU kernel allocated are copied to the
@@ -538,9 +516,15 @@ void run_sync(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     }
     return out;
   };
+  // A sparse or nested result (`to_sparse`, `_nested_tensor_from_mask`) goes
+  // to the device component by component (Note [accinte layout fallbacks]).
+  const auto result_to_device = [&](const at::Tensor& t) -> at::Tensor {
+    return has_components(t) && t.is_cpu() ? device_counterpart(t, device, to_device)
+                                           : to_device(t);
+  };
   torch::jit::drop(*stack, num_args);
   for (IValue& result : state->stack) {
-    stack->push_back(map_tensors(result, to_device));
+    stack->push_back(map_tensors(result, result_to_device));
   }
 }
 
