@@ -54,9 +54,9 @@ def test_overlapping_copy_within_one_allocation(ac, dev):
     assert read_device(ac, a, 16) == b"01" + b"01234567" + b"abcdef"
 
 
-# Copies of 2 MiB or more are split across the copy engines (copy_engine.cpp)
+# Copies of 8 MiB or more are split across the copy engines (copy_engine.cpp)
 # in 1 MiB chunks; these sizes cover a partial last chunk and many chunks.
-LARGE_SIZES = [(2 << 20) + 12345, (9 << 20) + 1]
+LARGE_SIZES = [(8 << 20) + 12345, (19 << 20) + 1]
 
 
 def pattern(size, seed):
@@ -75,7 +75,7 @@ def test_large_copies_every_direction(ac, dev, size):
 
 @pytest.mark.parametrize("shift", [1, (3 << 20) + 5])
 def test_large_overlapping_copy_is_a_memmove(ac, dev, shift):
-    size = 8 << 20
+    size = 12 << 20
     a = dev(size + shift)
     data = pattern(size, 3)
     write_device(ac, a, data)
@@ -287,3 +287,19 @@ def test_synchronous_copy_leaves_pending_kernel_errors_for_synchronize(ac, dev):
     read_device(ac, d, 4)  # waits for the kernel, does not consume its error
     assert ac.acStreamSynchronize(stream) == Err.LaunchFailure
     check(ac.acStreamDestroy(stream))
+
+
+def test_large_copy_into_pageable_host_memory_is_exact_at_both_ends(ac, dev):
+    # The copy engines advise huge pages over the 2 MiB-aligned interior of a
+    # pageable destination (adviseHugePages): the bytes around it, which the
+    # copy does not cover, must stay as they were.
+    size = (9 << 20) + 77
+    d = dev(size)
+    data = pattern(size, 9)
+    write_device(ac, d, data)
+    host = ctypes.create_string_buffer(b"\xaa" * (size + 4096))
+    check(ac.acMemcpy(ctypes.addressof(host) + 1000, d, size, D2H))
+    raw = host.raw
+    assert raw[:1000] == b"\xaa" * 1000
+    assert raw[1000:1000 + size] == data
+    assert raw[1000 + size:size + 4096] == b"\xaa" * (size + 4096 - 1000 - size)

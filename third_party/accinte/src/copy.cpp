@@ -26,6 +26,7 @@ namespace {
 // pinned), which are kept alive and opened for access while it runs.
 struct Plan {
   std::vector<AllocationRef> touched;
+  bool toPageableHost = false;  // dst is host memory the runtime did not allocate
 
   // For a synchronous operation: refused (see checkUnsafeCall) while a
   // capture forbids waiting for a device it touches.
@@ -79,6 +80,7 @@ acError_t planCopy(void* dst, const void* src, size_t count, acMemcpyKind kind, 
   if ((toDevice && !to->contains(dst, count)) || (fromDevice && !from->contains(src, count))) {
     return acErrorInvalidValue;  // the range runs past the end of its allocation
   }
+  plan->toPageableHost = to == nullptr;
   for (AllocationRef* a : {&to, &from}) {
     if (*a != nullptr) {
       plan->touched.push_back(std::move(*a));
@@ -103,6 +105,9 @@ acError_t runCopy(void* dst, const void* src, size_t count, const Plan& plan) {
   const AccessWindow window(plan.touched);
   if (window.status() != acSuccess) {
     return window.status();
+  }
+  if (plan.toPageableHost) {
+    adviseHugePages(dst, count);
   }
   // Overlapping ranges (a copy within one allocation) are handled: memmove.
   copyBytes(dst, src, count);

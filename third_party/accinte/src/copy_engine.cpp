@@ -23,6 +23,8 @@
 #include <mutex>
 #include <thread>
 
+#include <sys/mman.h>
+
 namespace accinte {
 namespace {
 
@@ -130,6 +132,24 @@ void copyBytes(void* dst, const void* src, size_t count) {
   const auto* from = static_cast<const char*>(src);
   CopyEngines::get().run(std::make_shared<Job>(
       count, [to, from](size_t begin, size_t end) { std::memcpy(to + begin, from + begin, end - begin); }));
+}
+
+void adviseHugePages(void* dst, size_t count) {
+#ifdef MADV_HUGEPAGE
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  if (count < kHugePageAdviceBytes) {
+    return;
+  }
+  const auto begin = reinterpret_cast<uintptr_t>(dst);
+  const uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t last = (begin + count) & ~(kHuge - 1);
+  if (last > first) {
+    (void)madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+  }
+#else
+  (void)dst;
+  (void)count;
+#endif
 }
 
 void setBytes(void* dst, int value, size_t count) {
