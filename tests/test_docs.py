@@ -42,7 +42,7 @@ def make_tree(root: Path, files: dict[str, str]) -> Path:
 
 def good_files() -> dict[str, str]:
     return {
-        "csrc/a.cpp": "#include <x>\n" + cpp_pair("ALPHA") + "int y;\n" + cpp_pair("ALPHA TWO"),
+        "csrc/a.cpp": "#include <x>\n" + cpp_pair("ALPHA") + "int y;\n" + cpp_pair("SECOND ALPHA"),
         "pkg/b.py": "import os\n" + py_pair("BETA"),
         "CMakeLists.txt": py_pair("BUILD GAMMA", "add_library(x)"),
         "docs/chapters/one.md": "# One\n\n" + include("../../csrc/a.cpp", "ALPHA")
@@ -54,8 +54,8 @@ def good_files() -> dict[str, str]:
             ```{{literalinclude}} /../csrc/a.cpp
             ---
             language: cpp
-            start-after: {K} START: ALPHA TWO
-            end-before: {K} END: ALPHA TWO
+            start-after: {K} START: SECOND ALPHA
+            end-before: {K} END: SECOND ALPHA
             ---
             ```
             """) + include("../../CMakeLists.txt", "BUILD GAMMA", "cmake"),
@@ -69,7 +69,7 @@ def problems_of(tmp_path: Path, files: dict[str, str]) -> str:
 def test_agreeing_tree_passes(tmp_path):
     assert problems_of(tmp_path, good_files()) == ""
     markers, _ = check_doc_markers.collect_markers(tmp_path)
-    assert sorted(markers) == ["ALPHA", "ALPHA TWO", "BETA", "BUILD GAMMA"]
+    assert sorted(markers) == ["ALPHA", "BETA", "BUILD GAMMA", "SECOND ALPHA"]
     assert markers["ALPHA"][0].start_line == 2 and markers["ALPHA"][0].end_line == 4
 
 
@@ -127,6 +127,24 @@ def test_duplicate_names_fail(tmp_path):
     files["pkg/dup.py"] = py_pair("BETA")
     out = problems_of(tmp_path, files)
     assert "marker 'BETA' is defined 2 times: pkg/b.py:2, pkg/dup.py:1" in out
+
+
+def test_a_name_that_starts_another_in_the_same_file_fails(tmp_path):
+    # Sphinx's :start-after: takes the first line containing its text, so
+    # "START: ALPHA" would also select "START: ALPHA TWO" if that came first.
+    files = good_files()
+    files["csrc/a.cpp"] = cpp_pair("ALPHA TWO") + cpp_pair("ALPHA") + cpp_pair("SECOND ALPHA")
+    files["docs/chapters/three.md"] = "# Three\n\n" + include("../../csrc/a.cpp", "ALPHA TWO")
+    out = problems_of(tmp_path, files)
+    assert out == ("csrc/a.cpp:4: marker 'ALPHA' is a prefix of 'ALPHA TWO' (line 1) in the same "
+                   "file; Sphinx matches :start-after: and :end-before: as substrings, so rename one")
+
+
+def test_a_name_that_starts_another_in_another_file_passes(tmp_path):
+    files = good_files()
+    files["pkg/c.py"] = py_pair("ALPHABET")
+    files["docs/chapters/three.md"] = "# Three\n\n" + include("../../pkg/c.py", "ALPHABET", "python")
+    assert problems_of(tmp_path, files) == ""
 
 
 @pytest.mark.parametrize("options, expected", [

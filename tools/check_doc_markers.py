@@ -10,6 +10,10 @@ CMake, Makefiles and TOML). This tool fails when:
   another pair (nesting or overlap), a START never ended, a name used by two
   pairs, a pair around no lines, or a marker-like comment that does not follow
   the form;
+- a marker name is a prefix of another one in the same file: Sphinx's
+  ``:start-after:`` and ``:end-before:`` select the first line that *contains*
+  their text, so ``START: ALPHA`` would also match ``START: ALPHA TWO`` and the
+  include would depend on which pair comes first;
 - a ``literalinclude`` in docs/**/*.md does not use a marker pair (line
   numbers and other selectors are refused), names a file that does not exist,
   or names a marker that is not in that file (it says where the marker is, if
@@ -95,6 +99,19 @@ def source_files(root: Path) -> list[Path]:
     return sorted(found)
 
 
+def _prefix_problems(rel: Path, in_file: list[Marker]) -> list[str]:
+    """One problem per pair of names in one file where one name starts the other."""
+    problems = []
+    for short in in_file:
+        for long in in_file:
+            if long.name != short.name and long.name.startswith(short.name):
+                problems.append(f"{rel}:{short.start_line}: marker {short.name!r} is a prefix of "
+                                f"{long.name!r} (line {long.start_line}) in the same file; "
+                                "Sphinx matches :start-after: and :end-before: as substrings, "
+                                "so rename one")
+    return problems
+
+
 def collect_markers(root: Path) -> tuple[dict[str, list[Marker]], list[str]]:
     """Marker pairs by name, and the problems found in the sources."""
     markers: dict[str, list[Marker]] = defaultdict(list)
@@ -105,6 +122,7 @@ def collect_markers(root: Path) -> tuple[dict[str, list[Marker]], list[str]]:
         except UnicodeDecodeError:
             continue
         open_name, open_line = None, 0
+        in_file: list[Marker] = []
         for number, text in enumerate(lines, start=1):
             if KEYWORD not in text:
                 continue
@@ -131,10 +149,12 @@ def collect_markers(root: Path) -> tuple[dict[str, list[Marker]], list[str]]:
             else:
                 if number == open_line + 1:
                     problems.append(f"{rel}:{open_line}: pair {name!r} encloses no lines")
-                markers[name].append(Marker(name, rel, open_line, number))
+                in_file.append(Marker(name, rel, open_line, number))
+                markers[name].append(in_file[-1])
                 open_name = None
         if open_name is not None:
             problems.append(f"{rel}:{open_line}: START {open_name!r} is never ended")
+        problems.extend(_prefix_problems(rel, in_file))
     for name, found in sorted(markers.items()):
         if len(found) > 1:
             where = ", ".join(f"{m.path}:{m.start_line}" for m in found)

@@ -172,7 +172,7 @@ TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
   KERNEL_PRIVATEUSEONE(upsample_bicubic2d, fp32)
   // LITERALINCLUDE END: AMP FP32
 
-  // LITERALINCLUDE START: AMP FP32 OPTIONAL DTYPE
+  // LITERALINCLUDE START: AMP OPTIONAL DTYPE
   // ---- fp32_set_opt_dtype: float32 unless the caller chose an output dtype ----
   KERNEL_PRIVATEUSEONE(softmax, int, fp32_set_opt_dtype)
   KERNEL_PRIVATEUSEONE(log_softmax, int, fp32_set_opt_dtype)
@@ -195,7 +195,7 @@ TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
       Tensor(const Tensor&, const std::optional<Scalar>&, IntArrayRef, bool),
       Tensor(const Tensor&, const std::optional<Scalar>&, IntArrayRef, bool, ScalarType),
       fp32_append_dtype)
-  // LITERALINCLUDE END: AMP FP32 OPTIONAL DTYPE
+  // LITERALINCLUDE END: AMP OPTIONAL DTYPE
 
   // LITERALINCLUDE START: AMP PROMOTE
   // ---- promote: the widest floating dtype among the inputs ----

@@ -68,7 +68,7 @@ class AccInteDeviceAllocatorImpl final : public c10::DeviceAllocator {
     }
   }
 
-// LITERALINCLUDE START: ALLOCATOR FACADE RECORD STREAM
+// LITERALINCLUDE START: ALLOCATOR RECORD STREAM FACADE
   void recordStream(const DataPtr& ptr, c10::Stream stream) override {
     // Empty tensors and memory this allocator did not hand out (from_blob)
     // have nothing to protect.
@@ -85,7 +85,7 @@ class AccInteDeviceAllocatorImpl final : public c10::DeviceAllocator {
     }
     device_allocator(block->device).record_stream(block, AccInteStream(stream));
   }
-// LITERALINCLUDE END: ALLOCATOR FACADE RECORD STREAM
+// LITERALINCLUDE END: ALLOCATOR RECORD STREAM FACADE
 
   CachingDeviceAllocator::DeviceStats getDeviceStats(DeviceIndex device) override {
     return device_allocator(device).stats();
