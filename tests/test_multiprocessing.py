@@ -219,3 +219,49 @@ def test_the_sender_does_not_reuse_memory_a_receiver_holds():
     finally:
         if child.is_alive():
             child.kill()
+
+
+def _child_forks_then_holds(inbox, outbox):
+    t = inbox.get(timeout=TIMEOUT)
+    pid = os.fork()
+    if pid == 0:  # a forked child of the receiver drops the tensor it inherited
+        del t
+        gc.collect()
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    outbox.put(("forked child dropped", os.waitstatus_to_exitcode(status)))
+    assert inbox.get(timeout=TIMEOUT) == "release"
+    del t
+    gc.collect()
+    outbox.put("released")
+
+
+def test_a_forked_child_of_the_receiver_does_not_release_its_reference():
+    # The child inherits the receiver's storage and the counter's shared
+    # mapping, not the reference: only the receiver may give it back.
+    ctx = mp.get_context("spawn")
+    inbox, outbox = ctx.Queue(), ctx.Queue()
+    child = ctx.Process(target=_child_forks_then_holds, args=(inbox, outbox))
+    child.start()
+    try:
+        gc.collect()
+        torch.accinte.ipc_collect()
+        before = torch.accinte.memory_allocated()
+        t = torch.ones(1 << 16, device="accinte")
+        block = t.untyped_storage().nbytes()
+        inbox.put(t)
+        del t
+        assert outbox.get(timeout=TIMEOUT) == ("forked child dropped", 0)
+        gc.collect()
+        torch.accinte.ipc_collect()
+        assert torch.accinte.memory_allocated() == before + block  # the receiver still holds it
+        inbox.put("release")
+        assert outbox.get(timeout=TIMEOUT) == "released"
+        child.join(TIMEOUT)
+        assert child.exitcode == 0
+        gc.collect()
+        torch.accinte.ipc_collect()
+        assert torch.accinte.memory_allocated() == before
+    finally:
+        if child.is_alive():
+            child.kill()

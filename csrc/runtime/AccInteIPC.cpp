@@ -2,6 +2,8 @@
 
 #include <c10/core/StorageImpl.h>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <memory>
 
@@ -13,15 +15,24 @@ namespace c10::accinte {
 namespace {
 
 // LITERALINCLUDE START: IPC RECEIVED MAPPING
-// What a received storage owns: the mapping and the sender's reference count.
+// What a received storage owns: the mapping and the sender's reference count,
+// both on behalf of the process that opened them.
 struct ReceivedMapping {
   void* base;
   std::atomic<int64_t>* counter;
+  pid_t owner; // getpid() of the receiver
 };
 
-// DataPtr deleter of a received storage: unmaps, then tells the sender.
+// DataPtr deleter of a received storage: unmaps, then tells the sender. In a
+// forked child of the receiver it does neither: the child inherits the
+// counter's shared mapping but not the receiver's reference, which the
+// receiver releases itself; decrementing here would let the sender reuse a
+// block the receiver still maps.
 void close_mapping(void* context) {
   std::unique_ptr<ReceivedMapping> mapping(static_cast<ReceivedMapping*>(context));
+  if (mapping->owner != getpid()) {
+    return;
+  }
   ACCINTE_CHECK_WARN(acIpcCloseMemHandle(mapping->base));
   mapping->counter->fetch_sub(1);
 }
@@ -67,7 +78,7 @@ c10::Storage open_shared_storage(const IpcStorageHandle& handle) {
   }
   // From here on the DataPtr owns the mapping and the reference: its deleter
   // releases both, also when a check below throws.
-  auto mapping = std::make_unique<ReceivedMapping>(ReceivedMapping{base, counter});
+  auto mapping = std::make_unique<ReceivedMapping>(ReceivedMapping{base, counter, getpid()});
   c10::DataPtr data(static_cast<char*>(base) + handle.offset, mapping.release(), &close_mapping,
                     device);
   acPointerAttributes attributes{};

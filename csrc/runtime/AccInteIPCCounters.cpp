@@ -45,23 +45,21 @@ class SentCounters {
     }
     IpcCounterHandle handle = free_.back();
     free_.pop_back();
-    slot(handle).store(1);
+    slot_locked(handle).store(1);
     return handle;
   }
 
+  // The counter itself lives in a mapping that never moves, so the reference
+  // stays valid after the lock is released; only files_ needs the lock, since
+  // acquire() may grow it on another thread.
   std::atomic<int64_t>& slot(const IpcCounterHandle& handle) {
-    for (const File& file : files_) {
-      if (file.fd == handle.fd && file.nonce == handle.nonce && handle.pid == getpid()) {
-        TORCH_CHECK(handle.slot < kSlotsPerFile, "accinte: bad IPC counter slot ", handle.slot);
-        return file.counters[handle.slot];
-      }
-    }
-    TORCH_CHECK(false, "accinte: the IPC counter was not made by this process");
+    std::lock_guard<std::mutex> lock(mutex_);
+    return slot_locked(handle);
   }
 
   void release(const IpcCounterHandle& handle) {
     std::lock_guard<std::mutex> lock(mutex_);
-    TORCH_CHECK(slot(handle).load() == 0, "accinte: freeing an IPC counter still in use");
+    TORCH_CHECK(slot_locked(handle).load() == 0, "accinte: freeing an IPC counter still in use");
     free_.push_back(handle);
   }
 
@@ -72,6 +70,18 @@ class SentCounters {
     std::atomic<int64_t>* counters;
   };
 
+  // Requires mutex_.
+  std::atomic<int64_t>& slot_locked(const IpcCounterHandle& handle) {
+    for (const File& file : files_) {
+      if (file.fd == handle.fd && file.nonce == handle.nonce && handle.pid == getpid()) {
+        TORCH_CHECK(handle.slot < kSlotsPerFile, "accinte: bad IPC counter slot ", handle.slot);
+        return file.counters[handle.slot];
+      }
+    }
+    TORCH_CHECK(false, "accinte: the IPC counter was not made by this process");
+  }
+
+  // Requires mutex_.
   void grow() {
     std::random_device source;
     const uint64_t nonce = (static_cast<uint64_t>(source()) << 32) ^ source();
@@ -82,13 +92,20 @@ class SentCounters {
       close(fd);
       TORCH_CHECK(false, "accinte: cannot size IPC reference counts: ", std::strerror(error));
     }
-    files_.push_back({fd, nonce, map_counters(fd)});
+    std::atomic<int64_t>* counters = nullptr;
+    try {
+      counters = map_counters(fd);
+    } catch (...) {
+      close(fd);
+      throw;
+    }
+    files_.push_back({fd, nonce, counters});
     for (uint32_t i = kSlotsPerFile; i-- > 0;) {
       free_.push_back({static_cast<int32_t>(getpid()), fd, nonce, i, 0});
     }
   }
 
-  std::mutex mutex_;
+  std::mutex mutex_;                   // guards files_ and free_
   std::vector<File> files_;            // the fd stays open: receivers open it by /proc path
   std::vector<IpcCounterHandle> free_; // lowest slots last, so used first
 };
