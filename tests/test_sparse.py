@@ -155,6 +155,20 @@ def test_operator_without_a_cpu_kernel_names_op_and_layout():
         torch.cumsum(s, 0)
 
 
+def test_an_operator_during_capture_is_refused_before_it_is_queued():
+    # The layout fallback waits for the stream, which a capture forbids: it
+    # says so, naming the operator and the layout, instead of recording the
+    # kernel and then failing inside the wait.
+    x = dense_with_zeros(3, 3)
+    s = x.to(DEVICE).to_sparse()
+    with pytest.raises(RuntimeError, match="synchronization is not allowed while capturing") as e:
+        with torch.accinte.graph(torch.accinte.Graph()):
+            s * 2
+    assert "aten::mul.Tensor on torch.sparse_coo tensors" in str(e.value.__context__)
+    assert not torch.accinte.is_current_stream_capturing()
+    assert_same_sparse(s * 2, x.to_sparse() * 2)  # the device keeps working
+
+
 def test_strict_mode_keeps_sparse_working(run_python):
     out = run_python("""
 import torch

@@ -21,7 +21,7 @@
 // Meta kernels written in Python are slow, so their results are cached per
 // call signature (MetaCache.h). Operators whose output shapes depend on data
 // (nonzero, unique, masked_select, ...), or whose Meta kernel is missing or
-// fails, take the synchronous path: the
+// fails, take the synchronous path (FallbackSync.h): the
 // same kernel on the same aliases, but the calling thread waits for it, then
 // moves what the CPU kernel allocated to the device. It is also the path
 // that reports the CPU kernel's own error, with its own type, when a call is
@@ -29,131 +29,24 @@
 #include <csrc/aten/native/Fallback.h>
 
 #include <ATen/EmptyTensor.h>
-#include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <csrc/aten/native/CpuAlias.h>
-#include <csrc/aten/native/LayoutAlias.h>
+#include <csrc/aten/native/FallbackCommon.h>
+#include <csrc/aten/native/FallbackSync.h>
 #include <csrc/aten/native/MetaCache.h>
 #include <csrc/aten/native/OpPlan.h>
 #include <csrc/runtime/AccInteDeviceAllocator.h>
-#include <csrc/runtime/AccInteFunctions.h>
-#include <csrc/runtime/AccInteGenerator.h>
 #include <csrc/runtime/AccInteGraph.h>
 #include <csrc/runtime/AccInteGuard.h>
 #include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>
 
+#include <algorithm>
+
 namespace at::native::accinte {
 namespace {
 
 using c10::IValue;
-
-// Kernels run on a stream's worker thread, where a warning would be printed
-// at every call. The Meta kernel already raised the call's warnings on the
-// calling thread; what CPU kernels warn about besides is how they use their
-// outputs internally (e.g. as scratch of another shape), not the user's code.
-struct DiscardWarnings final : c10::WarningHandler {
-  void process(const c10::Warning& /*warning*/) override {}
-};
-
-bool is_generator_type(const c10::TypePtr& type) {
-  if (type->kind() == c10::TypeKind::GeneratorType) {
-    return true;
-  }
-  const auto* optional = type->castRaw<c10::OptionalType>();
-  return optional != nullptr &&
-         optional->getElementType()->kind() == c10::TypeKind::GeneratorType;
-}
-
-// Applies `f` to every tensor in an argument (a tensor, or a list of tensors
-// or optional tensors).
-template <typename F>
-void for_each_tensor(const IValue& value, F&& f) {
-  if (value.isTensor()) {
-    f(value.toTensor());
-  } else if (value.isList()) {
-    for (const IValue& element : value.toListRef()) {
-      if (element.isTensor()) {
-        f(element.toTensor());
-      }
-    }
-  }
-}
-
-// Rebuilds an argument with every tensor mapped through `f`.
-template <typename F>
-IValue map_tensors(const IValue& value, F&& f) {
-  if (value.isTensor()) {
-    return f(value.toTensor());
-  }
-  if (value.isList()) {
-    const c10::List<IValue> list = value.toList();
-    c10::impl::GenericList mapped(list.elementType());
-    mapped.reserve(list.size());
-    for (const IValue& element : list) {
-      mapped.push_back(element.isTensor() ? IValue(f(element.toTensor())) : element);
-    }
-    return mapped;
-  }
-  return value;
-}
-
-// The accinte device the call runs on. Raises the same-device error for
-// tensors on two accinte devices, or a host tensor with elements (0-dim host
-// tensors are scalars and allowed, as on CUDA).
-c10::Device target_device(const OpPlan& plan, c10::ArrayRef<IValue> args) {
-  std::optional<c10::Device> device;
-  std::optional<c10::Device> host;
-  for (const IValue& value : args) {
-    for_each_tensor(value, [&](const at::Tensor& t) {
-      if (!t.defined()) {
-        return;
-      }
-      if (t.is_privateuseone()) {
-        TORCH_CHECK(!device || *device == t.device(),
-                    "Expected all tensors to be on the same device, but found at least two "
-                    "devices, ", *device, " and ", t.device(), "!");
-        device = t.device();
-      } else if (t.dim() > 0 && !plan.accepts_host_tensors) {
-        host = t.device();
-      }
-    });
-  }
-  if (device && host) {
-    TORCH_CHECK(false, "Expected all tensors to be on the same device, but found at least two "
-                "devices, ", *device, " and ", *host, "!");
-  }
-  if (device) {
-    return *device;
-  }
-  for (const IValue& value : args) {
-    if (value.isDevice() && value.toDevice().is_privateuseone() && value.toDevice().has_index()) {
-      return value.toDevice();
-    }
-  }
-  return {c10::DeviceType::PrivateUse1, c10::accinte::current_device()};
-}
-
-// LITERALINCLUDE START: GENERATOR FALLBACK ENGINES
-// Gives a random operator the engine of its device's generator for this one
-// call (see Note [accinte random numbers]): a missing generator means the
-// device's default one.
-void substitute_generators(const c10::FunctionSchema& schema, torch::jit::Stack& stack,
-                           size_t first, c10::DeviceIndex device) {
-  const auto& formals = schema.arguments();
-  for (size_t i = 0; i < formals.size(); ++i) {
-    if (!is_generator_type(formals[i].type())) {
-      continue;
-    }
-    IValue& value = stack[first + i];
-    at::Generator generator = value.isNone() ? c10::accinte::getDefaultAccInteGenerator(device)
-                                             : value.toGenerator();
-    TORCH_CHECK(generator.device().is_privateuseone(),
-                "Expected a generator on accinte, but got one on ", generator.device());
-    value = generator.get<c10::accinte::AccInteGeneratorImpl>()->next_kernel_engine();
-  }
-}
-// LITERALINCLUDE END: GENERATOR FALLBACK ENGINES
 
 // A meta tensor with the same storage size, sizes, strides, offset, dtype and
 // math bits as `t`, so the Meta kernel sees exactly what the CPU kernel will.
@@ -209,21 +102,16 @@ void match_layout(const at::Tensor& device_tensor, const at::Tensor& meta) {
 }
 
 // Runs `op` as a kernel on the current stream (see the Note). Returns false,
-// having changed nothing, when the call must take the synchronous path.
-// A Python Meta kernel's result for a signature seen for the first time: the
-// call runs synchronously, then validate_and_remember checks it.
-struct PendingMeta {
-  std::string signature;
-  MetaResult result;
-};
-
+// having changed nothing, when the call must take the synchronous path; sets
+// `pending` when that is the first call of a Python Meta kernel's signature.
 bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::Stack* stack,
                std::optional<PendingMeta>* pending) {
   const auto& schema = op.schema();
   const size_t num_args = schema.arguments().size();
   const size_t first = stack->size() - num_args;
   const c10::ArrayRef<IValue> args(stack->data() + first, num_args);
-  const c10::Device device = target_device(plan, args);
+  const c10::Device device = call_device(args, plan.accepts_host_tensors);
+  const auto stream = c10::accinte::getCurrentAccInteStream(device.index());
 
 // LITERALINCLUDE START: EXECUTION META PLAN
   // 1. Shapes and validation from the Meta kernel. When the outputs already
@@ -277,8 +165,7 @@ bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::St
     // kernel against the real outputs (see MetaCache.h). Not while the stream
     // captures a graph, which nothing may wait for: the Meta result is used
     // unchecked, and the check is left to a later call outside capture.
-    if (signature && !c10::accinte::is_stream_capturing(
-                         c10::accinte::getCurrentAccInteStream(device.index()))) {
+    if (signature && !c10::accinte::is_stream_capturing(stream)) {
       *pending = PendingMeta{std::move(*signature), MetaResult{meta_stack, mirrors}};
       return false;
     }
@@ -358,19 +245,20 @@ bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::St
     cpu_stack.insert(cpu_stack.end(), targets.begin(), targets.end());
     targets.clear();
   }
-  const std::string kernel_name = c10::toString(kernel_op.operator_name());
 // LITERALINCLUDE START: EXECUTION FALLBACK KERNEL
+  // The call consumes its stack. A kernel captured in a graph runs once per
+  // replay (Note [accinte graphs]) and so calls a copy; any other runs once
+  // and hands its stack over.
+  const bool captured = c10::accinte::is_stream_capturing(stream);
   c10::accinte::launch_kernel(
-      c10::accinte::getCurrentAccInteStream(device.index()),
+      stream,
       [kernel_op, cpu_stack = std::move(cpu_stack), targets = std::move(targets),
-       outputs = std::move(outputs), copy_results]() mutable {
-        c10::impl::ExcludeDispatchKeyGuard no_autograd(
-            c10::autograd_dispatch_keyset_with_ADInplaceOrView);
-        static DiscardWarnings discard;
-        c10::WarningUtils::WarningHandlerGuard quiet(&discard);
-        // A copy: the call consumes its stack, and a kernel captured in a
-        // graph runs once per replay (Note [accinte graphs]).
-        torch::jit::Stack run_stack = cpu_stack;
+       outputs = std::move(outputs), copy_results, captured, ran = false]() mutable {
+        TORCH_CHECK(captured || !ran, "accinte: ", kernel_op.schema().name(), " was captured "
+                    "by a capture that began on another thread while it was being launched");
+        ran = true;
+        CpuKernelScope scope;
+        torch::jit::Stack run_stack = captured ? cpu_stack : std::move(cpu_stack);
         kernel_op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &run_stack);
         if (copy_results) {
           for (size_t i = 0; i < targets.size(); ++i) {
@@ -391,7 +279,7 @@ bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::St
           settle(working, home);
         }
       },
-      kernel_name.c_str());
+      kernel_op.schema().name().c_str()); // lives as long as the operator
 
   torch::jit::drop(*stack, num_args);
   stack->insert(stack->end(), std::make_move_iterator(results.begin()),
@@ -399,176 +287,6 @@ bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::St
   return true;
 }
 // LITERALINCLUDE END: EXECUTION FALLBACK KERNEL
-
-// Runs `op` as a kernel and waits for it, for calls whose output shapes
-// cannot be known in advance (see the Note). Inputs are used in place, as on
-// the asynchronous path; results the CPU kernel allocated are copied to the
-// device by a kernel queued behind it, and views of inputs become views of
-// the device tensors.
-void run_sync(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const auto& schema = op.schema();
-  const size_t num_args = schema.arguments().size();
-  const size_t first = stack->size() - num_args;
-  const OpPlan& plan = plan_for(op);
-  const c10::ArrayRef<IValue> args(stack->data() + first, num_args);
-  const c10::Device device = target_device(plan, args);
-  c10::accinte::AccInteGuard guard(device.index());
-  const auto stream = c10::accinte::getCurrentAccInteStream(device.index());
-  // This path waits for the stream, which a capture forbids: say which
-  // operator did it, before anything is queued.
-  c10::accinte::check_not_capturing(
-      stream, c10::str(op.operator_name(), " (accinte runs it synchronously: its output "
-                       "shapes depend on the data, or no reliable Meta kernel plans them)"));
-
-  struct Mutated {
-    at::Tensor device;  // the argument
-    at::Tensor working; // what the kernel writes (may be resized into host memory)
-    at::Tensor home;    // the argument's bytes as they were
-  };
-  std::vector<Mutated> mutated;
-  std::vector<at::Tensor> device_inputs;
-  torch::jit::Stack cpu_stack;
-  cpu_stack.reserve(num_args);
-  for (size_t i = 0; i < num_args; ++i) {
-    const IValue& value = args[i];
-    const bool is_mutated = std::find(plan.mutated_args.begin(), plan.mutated_args.end(),
-                                      static_cast<int>(i)) != plan.mutated_args.end();
-    if (value.isDevice() && value.toDevice().is_privateuseone()) {
-      cpu_stack.emplace_back(c10::Device(c10::kCPU));
-      continue;
-    }
-    cpu_stack.push_back(map_tensors(value, [&](const at::Tensor& t) {
-      if (!t.defined() || !t.is_privateuseone()) {
-        return t;
-      }
-      device_inputs.push_back(t);
-      if (!is_mutated) {
-        return cpu_alias(t);
-      }
-      mutated.push_back({t, resizable_cpu_alias(t), cpu_alias(t)});
-      return mutated.back().working;
-    }));
-  }
-  substitute_generators(schema, cpu_stack, 0, device.index());
-
-  struct State {
-    torch::jit::Stack stack;
-    std::exception_ptr error;
-  };
-  auto state = std::make_shared<State>();
-  state->stack = std::move(cpu_stack);
-  std::vector<std::pair<at::Tensor, at::Tensor>> settle_in_place;
-  for (const auto& m : mutated) {
-    settle_in_place.emplace_back(m.working, m.home);
-  }
-  c10::accinte::launch_kernel(stream, [op, state, settle_in_place]() {
-    try {
-      c10::impl::ExcludeDispatchKeyGuard no_autograd(
-          c10::autograd_dispatch_keyset_with_ADInplaceOrView);
-      static DiscardWarnings discard;
-      c10::WarningUtils::WarningHandlerGuard quiet(&discard);
-      op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &state->stack);
-      for (const auto& [working, home] : settle_in_place) {
-        if (working.sizes() == home.sizes()) {
-          settle(working, home);
-        }
-      }
-    } catch (...) {
-      state->error = std::current_exception();
-    }
-  });
-  stream.synchronize();
-  if (state->error) {
-    std::rethrow_exception(state->error);
-  }
-
-  // Mutated arguments the kernel resized: resize on the device, copy over.
-  for (const auto& m : mutated) {
-    if (m.working.sizes() == m.home.sizes()) {
-      continue;
-    }
-    m.device.resize_(m.working.sizes());
-    c10::accinte::launch_kernel(stream, [src = m.working, dst = cpu_alias(m.device)]() mutable {
-      dst.copy_(src);
-    });
-  }
-  const auto to_device = [&](const at::Tensor& t) -> at::Tensor {
-    if (!t.defined() || !t.is_cpu()) {
-      return t;
-    }
-    for (const auto& m : mutated) {
-      if (t.is_same(m.working)) {
-        return m.device;
-      }
-    }
-    for (const auto& input : device_inputs) {
-      if (lies_in(t, input)) {
-        return device_view_of(input, t);
-      }
-    }
-    at::Tensor out = at::detail::empty_strided_generic(
-        t.sizes(), t.strides(), c10::accinte::getDeviceAllocator(),
-        c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), t.scalar_type());
-    if (t.numel() > 0) {
-      c10::accinte::launch_kernel(stream, [src = t, dst = cpu_alias(out)]() mutable {
-        dst.copy_(src);
-      });
-    }
-    return out;
-  };
-  // A sparse or nested result (`to_sparse`, `_nested_tensor_from_mask`) goes
-  // to the device component by component (Note [accinte layout fallbacks]).
-  const auto result_to_device = [&](const at::Tensor& t) -> at::Tensor {
-    return has_components(t) && t.is_cpu() ? device_counterpart(t, device, to_device)
-                                           : to_device(t);
-  };
-  torch::jit::drop(*stack, num_args);
-  for (IValue& result : state->stack) {
-    stack->push_back(map_tensors(result, result_to_device));
-  }
-}
-
-// Same sizes and dtypes (strides may differ: outputs are allocated with the
-// Meta kernel's, and kernels write into whatever layout they are given).
-bool same_shape(const IValue& meta, const IValue& real) {
-  if (meta.isTensor() && real.isTensor()) {
-    const at::Tensor& m = meta.toTensor();
-    const at::Tensor& r = real.toTensor();
-    return m.defined() == r.defined() &&
-           (!m.defined() || (m.sizes() == r.sizes() && m.scalar_type() == r.scalar_type()));
-  }
-  if (meta.isList() && real.isList()) {
-    const auto ms = meta.toListRef();
-    const auto rs = real.toListRef();
-    if (ms.size() != rs.size()) {
-      return false;
-    }
-    for (size_t i = 0; i < ms.size(); ++i) {
-      if (!same_shape(ms[i], rs[i])) {
-        return false;
-      }
-    }
-    return true;
-  }
-  return meta.isNone() == real.isNone();
-}
-
-// After the first call of a signature ran synchronously: caches the Meta
-// result, trusted only if it agrees with the returns and mutated arguments
-// the CPU kernel really produced.
-void validate_and_remember(const OpPlan& plan, const std::vector<IValue>& args,
-                           const torch::jit::Stack& stack, PendingMeta pending) {
-  const size_t num_returns = plan.returns.size();
-  bool agrees = stack.size() >= num_returns && pending.result.returns.size() >= num_returns;
-  for (size_t i = 0; agrees && i < num_returns; ++i) {
-    agrees = same_shape(pending.result.returns[i], stack[stack.size() - num_returns + i]);
-  }
-  for (const int j : plan.mutated_args) {
-    agrees = agrees && same_shape(pending.result.mirrors[j], args[j]);
-  }
-  pending.result.trusted = agrees;
-  remember_meta(std::move(pending.signature), std::move(pending.result));
-}
 
 } // namespace
 

@@ -33,42 +33,19 @@
 // registered as they are for CUDA, so they need no synchronisation.
 #include <csrc/aten/native/LayoutFallback.h>
 
-#include <ATen/EmptyTensor.h>
-#include <c10/core/impl/LocalDispatchKeySet.h>
-
 #include <csrc/aten/native/CpuAlias.h>
+#include <csrc/aten/native/FallbackCommon.h>
 #include <csrc/aten/native/LayoutAlias.h>
-#include <csrc/runtime/AccInteDeviceAllocator.h>
-#include <csrc/runtime/AccInteFunctions.h>
+#include <csrc/runtime/AccInteGraph.h>
 #include <csrc/runtime/AccInteGuard.h>
-#include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>
+
+#include <memory>
 
 namespace at::native::accinte {
 namespace {
 
 using c10::IValue;
-
-struct DiscardWarnings final : c10::WarningHandler {
-  void process(const c10::Warning& /*warning*/) override {}
-};
-
-template <typename F>
-IValue map_tensors(const IValue& value, F&& f) {
-  if (value.isTensor()) {
-    return f(value.toTensor());
-  }
-  if (value.isList()) {
-    const c10::List<IValue> list = value.toList();
-    c10::impl::GenericList mapped(list.elementType());
-    mapped.reserve(list.size());
-    for (const IValue& element : list) {
-      mapped.push_back(element.isTensor() ? IValue(f(element.toTensor())) : element);
-    }
-    return mapped;
-  }
-  return value;
-}
 
 // The layout as Python names it, for messages.
 std::string layout_name(const at::Tensor& t) {
@@ -91,41 +68,20 @@ std::string first_sentence(const std::string& message) {
   return message.substr(0, message.find(". "));
 }
 
-// The accinte device of the call; the same-device error for tensors on two
-// accinte devices or a host tensor with elements among accinte ones.
-c10::Device call_device(c10::ArrayRef<IValue> args, std::string* layout) {
-  std::optional<c10::Device> device;
-  std::optional<c10::Device> host;
+// The layout of the first argument that has components, for messages.
+std::string layout_of(c10::ArrayRef<IValue> args) {
   for (const IValue& value : args) {
-    map_tensors(value, [&](const at::Tensor& t) {
-      if (!t.defined()) {
-        return t;
+    std::string layout;
+    for_each_tensor(value, [&](const at::Tensor& t) {
+      if (layout.empty() && t.defined() && has_components(t)) {
+        layout = layout_name(t);
       }
-      if (has_components(t) && layout->empty()) {
-        *layout = layout_name(t);
-      }
-      if (t.is_privateuseone()) {
-        TORCH_CHECK(!device || *device == t.device(),
-                    "Expected all tensors to be on the same device, but found at least two "
-                    "devices, ", *device, " and ", t.device(), "!");
-        device = t.device();
-      } else if (t.dim() > 0 || has_components(t)) {
-        host = t.device();
-      }
-      return t;
     });
-  }
-  TORCH_CHECK(!(device && host), "Expected all tensors to be on the same device, but found at "
-              "least two devices, ", *device, " and ", *host, "!");
-  if (device) {
-    return *device;
-  }
-  for (const IValue& value : args) {
-    if (value.isDevice() && value.toDevice().is_privateuseone() && value.toDevice().has_index()) {
-      return value.toDevice();
+    if (!layout.empty()) {
+      return layout;
     }
   }
-  return {c10::DeviceType::PrivateUse1, c10::accinte::current_device()};
+  return "these";
 }
 
 // Some CPU kernels compute what their backward needs only for inputs that
@@ -146,10 +102,15 @@ void layout_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto& schema = op.schema();
   const size_t num_args = schema.arguments().size();
   const c10::ArrayRef<IValue> args(stack->data() + stack->size() - num_args, num_args);
-  std::string layout;
-  const c10::Device device = call_device(args, &layout);
+  const c10::Device device = call_device(args, /*accepts_host_tensors=*/false);
   c10::accinte::AccInteGuard guard(device.index());
   const auto stream = c10::accinte::getCurrentAccInteStream(device.index());
+  // This path waits for the stream, which a capture forbids: say so before
+  // anything is queued, as the dense fallback's synchronous path does.
+  c10::accinte::check_not_capturing(
+      stream, c10::str(schema.operator_name(), " on ", layout_of(args), " tensors (accinte "
+                       "runs the CPU's kernel for this layout and waits for it)")
+                  .c_str());
 
   // 1. Host aliases of the arguments (metadata only: no device memory read).
   struct Written {
@@ -159,16 +120,16 @@ void layout_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   };
   std::vector<Written> written;
   std::vector<at::Tensor> device_components; // what results may alias
-  torch::jit::Stack cpu_stack;
-  cpu_stack.reserve(num_args);
+  auto cpu_stack = std::make_shared<torch::jit::Stack>();
+  cpu_stack->reserve(num_args);
   for (size_t i = 0; i < num_args; ++i) {
     const auto* alias = schema.arguments()[i].alias_info();
     const bool is_written = alias != nullptr && alias->isWrite();
     if (args[i].isDevice() && args[i].toDevice().is_privateuseone()) {
-      cpu_stack.emplace_back(c10::Device(c10::kCPU));
+      cpu_stack->emplace_back(c10::Device(c10::kCPU));
       continue;
     }
-    cpu_stack.push_back(map_tensors(args[i], [&](const at::Tensor& t) -> at::Tensor {
+    cpu_stack->push_back(map_tensors(args[i], [&](const at::Tensor& t) -> at::Tensor {
       if (!t.defined() || !t.is_privateuseone()) {
         return t;
       }
@@ -191,44 +152,26 @@ void layout_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   }
 
   // 2. The CPU's kernel, on the stream, waited for.
-  struct State {
-    torch::jit::Stack stack;
-    std::exception_ptr error;
-  };
-  auto state = std::make_shared<State>();
-  state->stack = std::move(cpu_stack);
   std::vector<std::pair<at::Tensor, at::Tensor>> dense_written; // (host, home)
   for (const Written& w : written) {
     if (w.home.defined()) {
       dense_written.emplace_back(w.host, w.home);
     }
   }
-  c10::accinte::launch_kernel(stream, [op, state, dense_written]() {
-    try {
-      c10::impl::ExcludeDispatchKeyGuard no_autograd(
-          c10::autograd_dispatch_keyset_with_ADInplaceOrView);
-      static DiscardWarnings discard;
-      c10::WarningUtils::WarningHandlerGuard quiet(&discard);
-      op.callBoxed(&state->stack);
+  try {
+    run_and_wait(stream, [op, cpu_stack, dense_written]() {
+      op.callBoxed(cpu_stack.get());
       for (const auto& [host, home] : dense_written) {
         if (host.sizes() == home.sizes()) {
           settle(host, home);
         }
       }
-    } catch (...) {
-      state->error = std::current_exception();
-    }
-  });
-  stream.synchronize();
-  if (state->error) {
-    try {
-      std::rethrow_exception(state->error);
-    } catch (const c10::NotImplementedError& e) {
-      TORCH_CHECK_NOT_IMPLEMENTED(false, schema.operator_name(), " is not supported for ",
-                                  layout.empty() ? "these" : layout,
-                                  " tensors on accinte: accinte runs the CPU's kernel for "
-                                  "this layout and the CPU has none (", first_sentence(e.msg()), ")");
-    }
+    });
+  } catch (const c10::NotImplementedError& e) {
+    TORCH_CHECK_NOT_IMPLEMENTED(false, schema.operator_name(), " is not supported for ",
+                                layout_of(args), " tensors on accinte: accinte runs the CPU's "
+                                "kernel for this layout and the CPU has none (",
+                                first_sentence(e.msg()), ")");
   }
 
   // 3. Results to the device.
@@ -238,28 +181,17 @@ void layout_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
         return device_view_of(input, c);
       }
     }
-    at::Tensor out = at::detail::empty_strided_generic(
-        c.sizes(), c.strides(), c10::accinte::getDeviceAllocator(),
-        c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), c.scalar_type());
-    if (c.numel() > 0) {
-      c10::accinte::launch_kernel(stream, [src = c, dst = cpu_alias(out)]() mutable {
-        dst.copy_(src);
-      });
-    }
-    return out;
+    return device_copy_of(c, stream);
   };
   for (const Written& w : written) {
     if (!w.home.defined()) {
       update_from_host(w.device, w.host, to_device);
     } else if (w.host.sizes() != w.home.sizes()) {
-      w.device.resize_(w.host.sizes());
-      c10::accinte::launch_kernel(stream, [src = w.host, dst = cpu_alias(w.device)]() mutable {
-        dst.copy_(src);
-      });
+      resize_and_copy(w.device, w.host, stream);
     }
   }
   torch::jit::drop(*stack, num_args);
-  for (const IValue& result : state->stack) {
+  for (const IValue& result : *cpu_stack) {
     stack->push_back(map_tensors(result, [&](const at::Tensor& t) -> at::Tensor {
       if (!t.defined() || !t.is_cpu()) {
         return t;

@@ -1,0 +1,118 @@
+#include <csrc/aten/native/FallbackCommon.h>
+
+#include <ATen/EmptyTensor.h>
+
+#include <csrc/aten/native/CpuAlias.h>
+#include <csrc/aten/native/LayoutAlias.h>
+#include <csrc/runtime/AccInteDeviceAllocator.h>
+#include <csrc/runtime/AccInteFunctions.h>
+#include <csrc/runtime/AccInteGenerator.h>
+#include <csrc/runtime/AccInteKernel.h>
+
+#include <exception>
+#include <memory>
+#include <optional>
+
+namespace at::native::accinte {
+namespace {
+
+bool is_generator_type(const c10::TypePtr& type) {
+  if (type->kind() == c10::TypeKind::GeneratorType) {
+    return true;
+  }
+  const auto* optional = type->castRaw<c10::OptionalType>();
+  return optional != nullptr &&
+         optional->getElementType()->kind() == c10::TypeKind::GeneratorType;
+}
+
+} // namespace
+
+c10::Device call_device(c10::ArrayRef<c10::IValue> args, bool accepts_host_tensors) {
+  std::optional<c10::Device> device;
+  std::optional<c10::Device> host;
+  for (const c10::IValue& value : args) {
+    for_each_tensor(value, [&](const at::Tensor& t) {
+      if (!t.defined()) {
+        return;
+      }
+      if (t.is_privateuseone()) {
+        TORCH_CHECK(!device || *device == t.device(),
+                    "Expected all tensors to be on the same device, but found at least two "
+                    "devices, ", *device, " and ", t.device(), "!");
+        device = t.device();
+      } else if (!accepts_host_tensors && (t.dim() > 0 || has_components(t))) {
+        host = t.device();
+      }
+    });
+  }
+  TORCH_CHECK(!(device && host), "Expected all tensors to be on the same device, but found at "
+              "least two devices, ", *device, " and ", *host, "!");
+  if (device) {
+    return *device;
+  }
+  for (const c10::IValue& value : args) {
+    if (value.isDevice() && value.toDevice().is_privateuseone() && value.toDevice().has_index()) {
+      return value.toDevice();
+    }
+  }
+  return {c10::DeviceType::PrivateUse1, c10::accinte::current_device()};
+}
+
+// LITERALINCLUDE START: GENERATOR FALLBACK ENGINES
+// Gives a random operator the engine of its device's generator for this one
+// call (see Note [accinte random numbers]): a missing generator means the
+// device's default one.
+void substitute_generators(const c10::FunctionSchema& schema, torch::jit::Stack& stack,
+                           size_t first, c10::DeviceIndex device) {
+  const auto& formals = schema.arguments();
+  for (size_t i = 0; i < formals.size(); ++i) {
+    if (!is_generator_type(formals[i].type())) {
+      continue;
+    }
+    c10::IValue& value = stack[first + i];
+    at::Generator generator = value.isNone() ? c10::accinte::getDefaultAccInteGenerator(device)
+                                             : value.toGenerator();
+    TORCH_CHECK(generator.device().is_privateuseone(),
+                "Expected a generator on accinte, but got one on ", generator.device());
+    value = generator.get<c10::accinte::AccInteGeneratorImpl>()->next_kernel_engine();
+  }
+}
+// LITERALINCLUDE END: GENERATOR FALLBACK ENGINES
+
+void run_and_wait(const c10::accinte::AccInteStream& stream, std::function<void()> kernel) {
+  auto error = std::make_shared<std::exception_ptr>();
+  c10::accinte::launch_kernel(stream, [kernel = std::move(kernel), error]() {
+    try {
+      CpuKernelScope scope;
+      kernel();
+    } catch (...) {
+      *error = std::current_exception();
+    }
+  });
+  stream.synchronize();
+  if (*error) {
+    std::rethrow_exception(*error);
+  }
+}
+
+at::Tensor device_copy_of(const at::Tensor& host, const c10::accinte::AccInteStream& stream) {
+  at::Tensor out = at::detail::empty_strided_generic(
+      host.sizes(), host.strides(), c10::accinte::getDeviceAllocator(),
+      c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), host.scalar_type());
+  if (out.numel() > 0) {
+    c10::accinte::launch_kernel(stream, [src = host, dst = cpu_alias(out)]() mutable {
+      dst.copy_(src);
+    });
+  }
+  return out;
+}
+
+void resize_and_copy(const at::Tensor& device, const at::Tensor& host,
+                     const c10::accinte::AccInteStream& stream) {
+  device.resize_(host.sizes());
+  c10::accinte::launch_kernel(stream, [src = host, dst = cpu_alias(device)]() mutable {
+    dst.copy_(src);
+  });
+}
+
+} // namespace at::native::accinte

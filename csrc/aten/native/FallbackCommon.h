@@ -1,0 +1,111 @@
+#pragma once
+// What the fallbacks share: the dense one (Fallback.cpp, FallbackSync.cpp) and
+// the one for sparse and nested layouts (LayoutFallback.cpp). Walking the
+// tensors of boxed arguments, the device a call runs on, the generators a
+// random kernel draws from, and how a CPU kernel runs on a stream's worker.
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <c10/util/Exception.h>
+
+#include <csrc/runtime/AccInteStream.h>
+
+#include <functional>
+
+namespace at::native::accinte {
+
+/// Applies `f` to every tensor in a boxed argument: a tensor, or a list of
+/// tensors or optional tensors (absent ones are skipped).
+template <typename F>
+void for_each_tensor(const c10::IValue& value, F&& f) {
+  if (value.isTensor()) {
+    f(value.toTensor());
+  } else if (value.isList()) {
+    for (const c10::IValue& element : value.toListRef()) {
+      if (element.isTensor()) {
+        f(element.toTensor());
+      }
+    }
+  }
+}
+
+/// A boxed argument rebuilt with every tensor mapped through `f` (a tensor,
+/// or a list of the same element type); any other value is returned as is.
+template <typename F>
+c10::IValue map_tensors(const c10::IValue& value, F&& f) {
+  if (value.isTensor()) {
+    return f(value.toTensor());
+  }
+  if (value.isList()) {
+    const c10::List<c10::IValue> list = value.toList();
+    c10::impl::GenericList mapped(list.elementType());
+    mapped.reserve(list.size());
+    for (const c10::IValue& element : list) {
+      mapped.push_back(element.isTensor() ? c10::IValue(f(element.toTensor())) : element);
+    }
+    return mapped;
+  }
+  return value;
+}
+
+/// The accinte device a call runs on: that of its accinte tensors, else an
+/// indexed accinte device argument, else the current device. Throws the
+/// same-device error for accinte tensors on two devices, and for accinte
+/// tensors beside a host tensor with elements or components (a 0-dim host
+/// tensor is a scalar and allowed, as on CUDA) unless `accepts_host_tensors`.
+c10::Device call_device(c10::ArrayRef<c10::IValue> args, bool accepts_host_tensors);
+
+/// Replaces every generator argument of `schema` in `stack` (whose arguments
+/// start at `first`) by the next engine of an accinte generator of `device`:
+/// the one passed, or the device's default one. Throws for a generator of
+/// another device. See Note [accinte random numbers].
+void substitute_generators(const c10::FunctionSchema& schema, torch::jit::Stack& stack,
+                           size_t first, c10::DeviceIndex device);
+
+/// A warning handler that drops every warning. See CpuKernelScope.
+struct DiscardWarnings final : c10::WarningHandler {
+  void process(const c10::Warning& /*warning*/) override {}
+};
+
+/// RAII scope of a CPU kernel running for a fallback on a stream's worker:
+/// autograd keys are excluded (autograd already ran on the calling thread;
+/// the kernel is plain computation) and warnings are discarded. The calling
+/// thread already raised the call's own warnings (through the Meta kernel);
+/// what a CPU kernel warns about besides is how it uses its outputs inside
+/// (as scratch of another shape, say), which would be printed at every call.
+class CpuKernelScope {
+ public:
+  CpuKernelScope()
+      : no_autograd_(c10::autograd_dispatch_keyset_with_ADInplaceOrView), quiet_(&discard()) {}
+  CpuKernelScope(const CpuKernelScope&) = delete;
+  CpuKernelScope& operator=(const CpuKernelScope&) = delete;
+
+ private:
+  static DiscardWarnings& discard() {
+    static DiscardWarnings handler;
+    return handler;
+  }
+
+  c10::impl::ExcludeDispatchKeyGuard no_autograd_;
+  c10::WarningUtils::WarningHandlerGuard quiet_;
+};
+
+/// For the synchronous paths: runs `kernel` on `stream` inside a
+/// CpuKernelScope, waits for it, and rethrows what it threw, with its type.
+/// The caller checks first that `stream` is not capturing
+/// (check_not_capturing), since nothing may wait for a capturing stream.
+/// `kernel` owns what it works on (it must not refer to the caller's locals).
+void run_and_wait(const c10::accinte::AccInteStream& stream, std::function<void()> kernel);
+
+/// A new device tensor with `host`'s sizes, strides and dtype, filled with
+/// `host`'s value by a kernel queued on `stream` (`host` is a CPU tensor).
+at::Tensor device_copy_of(const at::Tensor& host, const c10::accinte::AccInteStream& stream);
+
+/// For an argument that a CPU kernel resized while writing it: resizes the
+/// device tensor `device` to `host`'s sizes, then copies `host` (the CPU
+/// tensor the kernel wrote) into it by a kernel queued on `stream`.
+void resize_and_copy(const at::Tensor& device, const at::Tensor& host,
+                     const c10::accinte::AccInteStream& stream);
+
+} // namespace at::native::accinte
