@@ -46,6 +46,10 @@ C10_EXPORT SnapshotInfo snapshot();
 /// beginAllocateToPool).
 C10_EXPORT void begin_allocate_to_pool(DeviceIndex device, MempoolId_t id,
                                        std::function<bool(const AccInteStream&)> filter);
+/// Ends the begin_allocate_to_pool of pool `id` on `device` (at capture end
+/// or when a capture is abandoned): allocations go to the ordinary pools
+/// again, and the pool keeps what it holds until release_pool. An internal
+/// assertion fails if no allocation to `id` is underway on `device`.
 C10_EXPORT void end_allocate_to_pool(DeviceIndex device, MempoolId_t id);
 /// A graph using pool `id` is gone; the last one releases the pool, whose
 /// memory empty_cache then returns once it is free.
