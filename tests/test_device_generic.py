@@ -5,7 +5,7 @@ A test class written once against a `device` argument is instantiated by
 active: `CPUTestBase`, and `PrivateUse1TestBase` because
 `torch.accinte.is_available()` is true when common_device_type is imported
 (autoload registered the backend during `import torch`). The generated
-classes are TestDeviceGenericCPU and TestDeviceGenericPRIVATEUSE1, with the
+classes are TestDeviceGenericCPU and TestDeviceGenericACCINTE, with the
 device (and dtype) in each test's name, e.g.
 test_add_matches_cpu_accinte_float32. docs/chapters/testing.md explains the
 machinery; this file is its worked example.
@@ -67,10 +67,17 @@ class TestDeviceGeneric(TestCase):
         self.assertEqual(dense.to_sparse().to_dense(), dense)
 
 
-# Backend-wide configuration, read while the classes are instantiated: accinte
-# has no sparse kernels (see tests/conformance/known_failures.py), and its
-# @ops tests cover only the operators allowed here. Reset afterwards: the
+# Backend-wide configuration, read while the classes are instantiated: a test
+# excluded by name for accinte (here, to show the mechanism), and @ops tests
+# limited to the operators allowed here. Reset afterwards: the
 # settings live on PrivateUse1TestBase, shared by every test file.
+# dtypesIfPRIVATEUSE1 files its dtypes under the backend's name ("accinte"),
+# but PrivateUse1TestBase.device_type stays "privateuse1" until its setUpClass
+# runs, and PyTorch looks dtypes up by device_type. Instantiating an @ops test
+# runs setUpClass on the way, and tests are instantiated in set order (string
+# hashing, different in every process): without this call @dtypesIfPRIVATEUSE1
+# would apply in some processes and not in others.
+PrivateUse1TestBase.setUpClass()
 PrivateUse1TestBase.set_test_configs(
     op_allowlist=("add", "mul", "abs"),
     test_exclusions={"TestDeviceGeneric": ["test_sparse_round_trip"]},
@@ -83,7 +90,7 @@ PrivateUse1TestBase.set_test_configs()
 def test_the_backend_classes_were_generated():
     # What the instantiation produced: one class per device type, tests named
     # after the device and dtype.
-    accinte_class = globals()["TestDeviceGenericPRIVATEUSE1"]
+    accinte_class = globals()["TestDeviceGenericACCINTE"]
     assert issubclass(accinte_class, PrivateUse1TestBase)
     names = {name for name in dir(accinte_class) if name.startswith("test_")}
     assert "test_add_matches_cpu_accinte_float32" in names
