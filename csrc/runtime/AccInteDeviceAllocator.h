@@ -46,6 +46,7 @@ C10_EXPORT SnapshotInfo snapshot();
 /// beginAllocateToPool).
 C10_EXPORT void begin_allocate_to_pool(DeviceIndex device, MempoolId_t id,
                                        std::function<bool(const AccInteStream&)> filter);
+/// Allocations on `device` stop going to pool `id` (its capture is over).
 C10_EXPORT void end_allocate_to_pool(DeviceIndex device, MempoolId_t id);
 /// A graph using pool `id` is gone; the last one releases the pool, whose
 /// memory empty_cache then returns once it is free.
