@@ -378,3 +378,47 @@ def test_graphs_in_strict_mode(run_python):
     out = run_python(STRICT_SCRIPT, env={"ACCINTE_STRICT": "1"})
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("ok")
+
+
+# ---- several streams in one capture --------------------------------------------------
+
+
+def test_a_capture_forks_into_another_stream_and_joins_back():
+    x = torch.arange(8.0, device=DEV)
+    s2 = torch.accinte.Stream()
+    g = torch.accinte.Graph()
+    with torch.accinte.graph(g):
+        s1 = torch.accinte.current_stream()
+        a = x * 2
+        s2.wait_stream(s1)  # s2 joins the capture
+        with torch.accinte.stream(s2):
+            assert torch.accinte.is_current_stream_capturing()
+            b = a + 1  # recorded on s2, after a
+            c = torch.zeros(8, device=DEV)  # allocated from the graph's pool
+            c.add_(b)
+        s1.wait_stream(s2)  # joined back
+        d = a + c
+    with torch.accinte.stream(s2):
+        assert not torch.accinte.is_current_stream_capturing()
+    for scale in (1.0, 3.0):
+        x.copy_(torch.arange(8.0) * scale)
+        g.replay()
+        ref = torch.arange(8.0) * scale
+        assert torch.equal(d.cpu(), ref * 2 + (ref * 2 + 1))
+    assert_device_works()
+
+
+def test_a_fork_not_joined_back_fails_capture_end():
+    x = torch.ones(4, device=DEV)
+    s2 = torch.accinte.Stream()
+    with pytest.raises(RuntimeError, match="still had work"):
+        with torch.accinte.graph(torch.accinte.Graph()):
+            s2.wait_stream(torch.accinte.current_stream())
+            with torch.accinte.stream(s2):
+                x.add_(1)
+    with torch.accinte.stream(s2):
+        assert not torch.accinte.is_current_stream_capturing()
+        x.add_(1)  # s2 runs work again
+    s2.synchronize()
+    assert torch.equal(x.cpu(), torch.full((4,), 2.0))
+    assert_device_works()

@@ -3,6 +3,7 @@
 #include <csrc/runtime/AccInteDeviceAllocator.h>
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteFunctions.h>
+#include <csrc/runtime/AccInteGraph.h>
 #include <csrc/runtime/AccInteGuard.h>
 
 
@@ -76,15 +77,19 @@ DeviceCachingAllocator::StatTypes DeviceCachingAllocator::stat_types(const Block
 Block* DeviceCachingAllocator::malloc(size_t nbytes, const AccInteStream& stream,
                                       std::shared_ptr<c10::GatheredContext> context) {
   std::lock_guard<std::mutex> lock(mutex_);
-  // Blocks whose recorded streams have finished become reusable first.
-  process_events();
+  // Blocks whose recorded streams have finished become reusable first; not
+  // while a capture is underway, whose event records may not be queried
+  // (see Note [accinte allocator during capture]).
+  if (C10_LIKELY(!captures_underway())) {
+    process_events();
+  }
   const size_t size = round_size(nbytes);
   BlockPool& pool = pool_for(size, stream);
   Block* block = find_free_block(pool, stream.id(), size);
   if (block == nullptr) {
     const size_t alloc_size = segment_size(size);
     block = alloc_segment(alloc_size, pool, stream.id(), /*is_retry=*/false, context);
-    if (block == nullptr) {
+    if (block == nullptr && C10_LIKELY(!captures_underway())) {
       // See Note [accinte caching allocator]: free the cache, retry once.
       release_cached_blocks();
       block = alloc_segment(alloc_size, pool, stream.id(), /*is_retry=*/true, context);
@@ -126,7 +131,9 @@ Block* DeviceCachingAllocator::alloc_segment(size_t size, BlockPool& pool, Strea
   if (error == acErrorMemoryAllocation) {
     return nullptr;
   }
-  ACCINTE_CHECK(error);
+  if (error != acSuccess) {
+    throw_runtime_error(error, "acMalloc(&ptr, size)", __FILE__, __LINE__);
+  }
   reserved_ += size;
   if (pool.owner != nullptr) {
     pool.owner->segments += 1;
@@ -207,6 +214,8 @@ void DeviceCachingAllocator::free(Block* block, std::shared_ptr<c10::GatheredCon
                context, RecordContext::ALL);
   if (block->stream_uses.empty()) {
     free_block(block, context);
+  } else if (C10_UNLIKELY(captures_underway())) {
+    deferred_until_no_capture_.push_back(block);
   } else {
     insert_events(block);
   }
@@ -289,6 +298,24 @@ size_t DeviceCachingAllocator::try_merge(Block* dst, Block* src, BlockPool& pool
   return subsumed;
 }
 
+// Note [accinte allocator during capture]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// While any capture is underway (acCapturesUnderway), the allocator avoids
+// every runtime call that a capture forbids, as CUDACachingAllocator does:
+//   - an event recorded on a capturing stream marks a point in the graph,
+//     not in time, and querying it invalidates the capture; so a block freed
+//     with recorded stream uses is put aside (deferred_until_no_capture_)
+//     instead of recording events, and malloc does not process events; the
+//     first malloc after the last capture ends records the deferred events
+//     on streams that then run live work, and proceeds as usual;
+//   - acFree waits for the device, which a capture forbids; so an
+//     allocation that does not fit is not retried after releasing the cache
+//     (the OutOfMemoryError says why), and empty_cache does nothing.
+// The test is process-wide and conservative: a capture on another device
+// also defers this device's events. None of this touches allocations that
+// belong to the capture; they come from its private pool (Note [accinte
+// graph memory]).
+
 // LITERALINCLUDE START: ALLOCATOR STREAM EVENTS
 void DeviceCachingAllocator::insert_events(Block* block) {
   for (const Stream& stream : block->stream_uses) {
@@ -300,7 +327,15 @@ void DeviceCachingAllocator::insert_events(Block* block) {
   block->stream_uses.clear();
 }
 
+void DeviceCachingAllocator::insert_deferred_events() {
+  for (Block* block : deferred_until_no_capture_) {
+    insert_events(block);
+  }
+  deferred_until_no_capture_.clear();
+}
+
 void DeviceCachingAllocator::process_events() {
+  insert_deferred_events();
   for (auto it = outstanding_events_.begin(); it != outstanding_events_.end();) {
     auto& queue = it->second;
     // Events on one stream complete in record order: stop at the first busy one.
@@ -318,6 +353,7 @@ void DeviceCachingAllocator::process_events() {
 
 void DeviceCachingAllocator::synchronize_and_free_events() {
   stats_.num_sync_all_streams += 1;
+  insert_deferred_events();
   for (auto& [stream, queue] : outstanding_events_) {
     for (auto& [event, block] : queue) {
       event.synchronize();
@@ -363,6 +399,12 @@ void DeviceCachingAllocator::release_segment(Block* block) {
 }
 
 void DeviceCachingAllocator::empty_cache() {
+  if (captures_underway()) {
+    TORCH_WARN_ONCE("accinte: empty_cache() does nothing while a graph capture is underway: "
+                    "returning memory to the device would invalidate the capture. Call it "
+                    "after capture_end().");
+    return;
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   release_cached_blocks();
 }
@@ -382,8 +424,12 @@ void DeviceCachingAllocator::raise_out_of_memory(size_t nbytes, size_t size, Str
   const size_t allocated = stats_.allocated_bytes[kAggregate].current;
   const size_t reserved = stats_.reserved_bytes[kAggregate].current;
   std::string cap;
+  if (captures_underway()) {
+    cap = "; the cache was not released to make room, because a graph capture is underway "
+          "and returning memory to the device would invalidate it";
+  }
   if (allowed_ != SIZE_MAX) {
-    cap = "; this process may reserve at most " + format_bytes(allowed_) +
+    cap += "; this process may reserve at most " + format_bytes(allowed_) +
           " (set_per_process_memory_fraction(" + c10::str(fraction_) + "))";
   }
   C10_THROW_ERROR(

@@ -55,7 +55,9 @@ namespace c10::accinte {
 // Out of memory: when acMalloc fails (or the per-process fraction would be
 // exceeded), every cached block is released (after waiting for pending
 // events) and the allocation is retried once (num_alloc_retries); if that
-// fails too, torch.OutOfMemoryError is raised (num_ooms).
+// fails too, torch.OutOfMemoryError is raised (num_ooms). While a graph
+// capture is underway, neither the retry nor event queries happen: see
+// Note [accinte allocator during capture] in AccInteCachingAllocator.cpp.
 //
 // Private pools (see Note [accinte graph memory] in AccIntePrivatePools.cpp)
 // have block pools of their own; blocks never move between pools.
@@ -150,6 +152,7 @@ class DeviceCachingAllocator {
   void record_stream(Block* block, const AccInteStream& stream);
   /// Waits for pending events, then returns every free, unsplit segment to
   /// the runtime (acFree), except those of private pools still in use.
+  /// While a graph capture is underway, warns (once) and does nothing.
   void empty_cache();
 
   // Private pools (AccIntePrivatePools.cpp), CUDACachingAllocator's
@@ -158,6 +161,7 @@ class DeviceCachingAllocator {
   /// `filter` holds come from private pool `id`, created with a use count of
   /// 1 if new, else its use count is raised (a graph sharing the pool).
   void begin_allocate_to_pool(MempoolId_t id, AllocationFilter filter);
+  /// Allocations stop going to pool `id` (the capture into it is over).
   void end_allocate_to_pool(MempoolId_t id);
   /// One user of pool `id` is gone. With the last, the pool is released: its
   /// segments go back to the runtime at empty_cache (or out of memory) once
@@ -199,6 +203,7 @@ class DeviceCachingAllocator {
   void free_block(Block* block, const std::shared_ptr<c10::GatheredContext>& context);
   size_t try_merge(Block* dst, Block* src, BlockPool& pool);
   void insert_events(Block* block);
+  void insert_deferred_events();
   void process_events();
   void synchronize_and_free_events();
   void release_cached_blocks();
@@ -217,6 +222,10 @@ class DeviceCachingAllocator {
   // Per stream, in record order: events that must complete before a block
   // freed with recorded stream uses may be reused.
   ska::flat_hash_map<Stream, std::deque<std::pair<AccInteEvent, Block*>>> outstanding_events_;
+  // Blocks freed with recorded stream uses while a capture was underway:
+  // their events are recorded once no capture is (Note [accinte allocator
+  // during capture]).
+  std::vector<Block*> deferred_until_no_capture_;
   CachingDeviceAllocator::DeviceStats stats_;
   size_t reserved_ = 0;                    // bytes in segments, what the fraction caps
   double fraction_ = 1.0;                  // set_per_process_memory_fraction

@@ -44,12 +44,7 @@ bool AccInteEvent::query() const {
   if (event_ == nullptr) {
     return true;
   }
-  const acError_t error = acEventQuery(event_);
-  if (error == acErrorNotReady) {
-    return false;
-  }
-  ACCINTE_CHECK(error);
-  return true;
+  return ACCINTE_QUERY(acEventQuery(event_));
 }
 
 void AccInteEvent::synchronize() const {

@@ -40,3 +40,21 @@ namespace c10::accinte {
     }                                                                  \
   } while (0)
 // LITERALINCLUDE END: RUNTIME CHECK MACROS
+
+/// ACCINTE_QUERY(call): for the query calls (acStreamQuery, acEventQuery),
+/// which answer acErrorNotReady for "not yet": true on acSuccess, false on
+/// acErrorNotReady, and any other error throws as ACCINTE_CHECK does, naming
+/// the call.
+#define ACCINTE_QUERY(EXPR) ::c10::accinte::query_result((EXPR), #EXPR, __FILE__, __LINE__)
+
+namespace c10::accinte {
+inline bool query_result(acError_t error, const char* call, const char* file, int line) {
+  if (C10_LIKELY(error == acSuccess)) {
+    return true;
+  }
+  if (error == acErrorNotReady) {
+    return false;
+  }
+  throw_runtime_error(error, call, file, line);
+}
+} // namespace c10::accinte

@@ -46,7 +46,15 @@ std::string pool_str(MempoolId_t id) {
 
 } // namespace
 
+// LITERALINCLUDE START: GRAPH CAPTURING FAST PATH
+bool captures_underway() {
+  return acCapturesUnderway() != 0;
+}
+
 CaptureId_t current_capture_id(const AccInteStream& stream) {
+  if (C10_LIKELY(!captures_underway())) {
+    return 0;
+  }
   acStreamCaptureStatus status = acStreamCaptureStatusNone;
   CaptureId_t id = 0;
   ACCINTE_CHECK(acStreamGetCaptureInfo(stream.stream(), &status, &id, nullptr));
@@ -54,13 +62,17 @@ CaptureId_t current_capture_id(const AccInteStream& stream) {
 }
 
 bool is_stream_capturing(const AccInteStream& stream) {
+  if (C10_LIKELY(!captures_underway())) {
+    return false;
+  }
   acStreamCaptureStatus status = acStreamCaptureStatusNone;
   ACCINTE_CHECK(acStreamIsCapturing(stream.stream(), &status));
   return status != acStreamCaptureStatusNone;
 }
+// LITERALINCLUDE END: GRAPH CAPTURING FAST PATH
 
 // LITERALINCLUDE START: GRAPH SYNC CHECK
-void check_not_capturing(const AccInteStream& stream, const std::string& what) {
+void check_not_capturing(const AccInteStream& stream, const char* what) {
   if (current_capture_id(stream) == 0) {
     return;
   }
@@ -77,7 +89,11 @@ void check_not_capturing(const AccInteStream& stream, const std::string& what) {
 }
 // LITERALINCLUDE END: GRAPH SYNC CHECK
 
-void note_capture_invalidated(const AccInteStream& stream, const std::string& what) {
+void check_not_capturing(const AccInteStream& stream, const std::string& what) {
+  check_not_capturing(stream, what.c_str());
+}
+
+void note_capture_invalidated(const AccInteStream& stream, const char* what) {
   const CaptureId_t id = current_capture_id(stream);
   std::lock_guard<std::mutex> lock(g_capturing_mutex);
   if (auto it = g_capturing.find(id); it != g_capturing.end() &&
@@ -118,6 +134,19 @@ AccInteGraph::~AccInteGraph() {
     reset();
   } catch (const std::exception& e) {
     TORCH_WARN("accinte: destroying a graph failed: ", e.what());
+    abandon_capture();
+  }
+}
+
+// For a graph destroyed by a thread that may not end its capture: nothing
+// may refer to `this` afterwards. The runtime capture stays on the stream
+// until its thread ends it (acStreamEndCapture); the memory it used stays
+// reserved, since the recorded work may still point into it.
+void AccInteGraph::abandon_capture() {
+  if (capturing_) {
+    unregister_capture();
+    end_allocate_to_pool(device_, mempool_id_);
+    capturing_ = false;
   }
 }
 
@@ -199,6 +228,11 @@ void AccInteGraph::capture_end() {
     TORCH_CHECK(ended != acErrorStreamCaptureInvalidated, "accinte graph capture failed: it "
                 "was invalidated by ", cause, " during capture, and synchronization is not "
                 "allowed while capturing. Nothing was captured; the device is usable.");
+    TORCH_CHECK(ended != acErrorStreamCaptureUnjoined, "accinte graph capture failed: a stream "
+                "that joined the capture (it waited for work of the capture, e.g. "
+                "s2.wait_stream(s1)) still had work that ", stream, " did not wait for. Join "
+                "every such stream back (", stream, ".wait_stream(s2)) before capture_end(). "
+                "Nothing was captured; the device is usable.");
     ACCINTE_CHECK(ended);
   }
   graph_ = graph;
@@ -261,7 +295,14 @@ void AccInteGraph::reset() {
     // Reset mid-capture (or after a capture_end that threw): end the capture
     // and drop whatever it recorded.
     acGraph_t graph = nullptr;
-    if (acStreamEndCapture(capture_stream_->stream(), &graph) == acSuccess) {
+    const acError_t ended = acStreamEndCapture(capture_stream_->stream(), &graph);
+    // Another thread's capture goes on: leave every piece of it in place, so
+    // that its own thread can still end it.
+    TORCH_CHECK(ended != acErrorStreamCaptureWrongThread, "reset(): this graph is capturing ",
+                *capture_stream_, " and only the thread that began the capture can end it "
+                "(capture_error_mode=\"relaxed\" lifts this); call reset() or capture_end() "
+                "from that thread");
+    if (ended == acSuccess) {
       ACCINTE_CHECK_WARN(acGraphDestroy(graph));
     }
     end_capture_state();

@@ -22,7 +22,14 @@
 //     refuses such calls and invalidates the capture, and the calls that know
 //     what they are (`.item()`, copies to host memory, operators whose output
 //     shape depends on data) say so first (check_not_capturing).
-// Captures are single-stream: a capture cannot fork into other streams.
+// A capture may fork into other streams of its device and join them back,
+// as on CUDA: a stream that waits for work of the capture (s2.wait_stream(s1))
+// captures into the same graph until capture_end, and must be waited for by
+// the capturing stream before it; replays run the work of every stream in
+// the order it was issued, on the replay stream.
+// What the caching allocators do during a capture (frees with record_stream,
+// out of memory, empty_cache, pinned copies) is described in
+// docs/chapters/graphs.md, "Allocators and events during capture".
 
 #include <ATen/core/GraphImplInterface.h>
 #include <ATen/core/Generator.h>
@@ -40,22 +47,31 @@ struct AccInteGeneratorImpl;
 /// The runtime's id of a capture (nonzero), as acStreamGetCaptureInfo gives.
 using CaptureId_t = unsigned long long;
 
+/// True while some stream of the process may be capturing: false means none
+/// is. One relaxed atomic load in the runtime (acCapturesUnderway); the
+/// functions below answer from it alone in the common case, so they cost
+/// next to nothing on the launch path while nothing captures.
+C10_EXPORT bool captures_underway();
+
 /// The id of `stream`'s capture (also when invalidated), or 0.
 C10_EXPORT CaptureId_t current_capture_id(const AccInteStream& stream);
 
 /// True while `stream` is capturing (torch.accinte.is_current_stream_capturing
-/// asks about the current stream).
+/// asks about the current stream). Thread-safe; one atomic load when no
+/// capture is underway in the process.
 C10_EXPORT bool is_stream_capturing(const AccInteStream& stream);
 
 /// For host code that waits for `stream` (`what` names it for the user, e.g.
 /// "Tensor.item()"): if the stream is capturing, invalidates the capture and
 /// throws an error saying that synchronization is not allowed while
-/// capturing. No-op otherwise.
+/// capturing. No-op otherwise (one atomic load when nothing captures).
+C10_EXPORT void check_not_capturing(const AccInteStream& stream, const char* what);
+/// The same, for a name built at run time.
 C10_EXPORT void check_not_capturing(const AccInteStream& stream, const std::string& what);
 
 /// Remembers `what` as the cause of the invalidation of the capture of
 /// `stream`, for capture_end's error; the first cause is kept.
-void note_capture_invalidated(const AccInteStream& stream, const std::string& what);
+void note_capture_invalidated(const AccInteStream& stream, const char* what);
 
 /// Called by launch_kernel for a kernel captured by capture `id`: names it in
 /// the graph's debug dump.
@@ -89,7 +105,9 @@ class AccInteGraph final : public at::GraphImplInterface {
   /// Queues the captured work on the current stream of the capture's device.
   void replay() override;
   /// Drops the graph and releases its memory pool; the instance may capture
-  /// again afterwards.
+  /// again afterwards. Mid-capture, ends the capture first, which only the
+  /// capturing thread may do (unless the mode is Relaxed): from another
+  /// thread, throws and changes nothing.
   void reset() override;
   /// The memory pool id, to share with another capture. Throws before a
   /// successful capture.
@@ -103,7 +121,7 @@ class AccInteGraph final : public at::GraphImplInterface {
 
  private:
   friend void note_captured_kernel(CaptureId_t, const char*);
-  friend void note_capture_invalidated(const AccInteStream&, const std::string&);
+  friend void note_capture_invalidated(const AccInteStream&, const char*);
   friend bool note_random_engine(CaptureId_t, c10::intrusive_ptr<AccInteGeneratorImpl>,
                                  at::Generator);
 
@@ -114,6 +132,7 @@ class AccInteGraph final : public at::GraphImplInterface {
 
   void unregister_capture();
   void end_capture_state();
+  void abandon_capture();
 
   const bool keep_graph_;
   bool debug_ = false;

@@ -126,12 +126,7 @@ bool AccInteGuardImpl::queryEvent(void* event) const {
   if (event == nullptr) {
     return true;
   }
-  const acError_t error = acEventQuery(static_cast<acEvent_t>(event));
-  if (error == acErrorNotReady) {
-    return false;
-  }
-  ACCINTE_CHECK(error);
-  return true;
+  return ACCINTE_QUERY(acEventQuery(static_cast<acEvent_t>(event)));
 }
 
 void AccInteGuardImpl::synchronizeEvent(void* event) const {

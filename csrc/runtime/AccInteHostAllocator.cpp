@@ -2,6 +2,7 @@
 
 #include <csrc/runtime/AccInteEvent.h>
 #include <csrc/runtime/AccInteException.h>
+#include <csrc/runtime/AccInteGraph.h>
 #include <csrc/runtime/AccInteStream.h>
 
 namespace c10::accinte {
@@ -22,8 +23,18 @@ struct AccInteHostAllocatorImpl final
     ACCINTE_CHECK_WARN(acFreeHost(block->ptr_));
   }
 
+  // Called when a block used by non-blocking copies is freed, once per
+  // stream that used it. On a capturing stream an event would mark a point
+  // in the graph, which the next allocation's query would refuse (and so
+  // invalidate the capture), and the block is used by every replay anyway:
+  // no event is recorded, so the block's event count never drops to zero and
+  // it is never handed out again. This deliberate leak is what PyTorch's
+  // template does for blocks allocated during a capture.
   void record_stream(std::optional<std::vector<AccInteEvent>>& events,
                      AccInteStream stream) override {
+    if (C10_UNLIKELY(is_stream_capturing(stream))) {
+      return;
+    }
     AccInteEvent event;
     event.record(stream);
     events->push_back(std::move(event));
@@ -33,7 +44,9 @@ struct AccInteHostAllocatorImpl final
 
   AccInteStream get_current_stream() const override { return getCurrentAccInteStream(); }
 
-  bool stream_is_capturing(AccInteStream /*stream*/) const override { return false; }
+  bool stream_is_capturing(AccInteStream stream) const override {
+    return is_stream_capturing(stream);
+  }
 };
 
 void free_pinned(void* ctx);

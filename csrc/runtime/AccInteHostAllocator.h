@@ -7,6 +7,8 @@
 //
 // A freed block returns to the cache and is handed out again only after the
 // events recorded on the streams that used it (record_event) have completed.
+// A block freed while a stream that used it is capturing is never handed out
+// again (see AccInteHostAllocatorImpl::record_stream).
 
 #include <ATen/core/CachingHostAllocator.h>
 

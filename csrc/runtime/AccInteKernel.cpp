@@ -49,7 +49,12 @@ void launch_kernel(const AccInteStream& stream, std::function<void()> kernel, co
   acStreamCaptureStatus status = acStreamCaptureStatusNone;
   CaptureId_t capture = 0;
   acGraph_t graph = nullptr;
-  ACCINTE_CHECK(acStreamGetCaptureInfo(stream.stream(), &status, &capture, &graph));
+  // The common case costs one atomic load: no capture underway anywhere, so
+  // none on this stream (a capture begun concurrently by another thread is
+  // unordered with this launch, as on CUDA).
+  if (C10_UNLIKELY(captures_underway())) {
+    ACCINTE_CHECK(acStreamGetCaptureInfo(stream.stream(), &status, &capture, &graph));
+  }
   if (status == acStreamCaptureStatusNone) {
     ACCINTE_CHECK(acLaunchKernel(stream.stream(), &run_kernel, owned.get()));
     owned.release(); // the runtime now owns it; run_kernel deletes it

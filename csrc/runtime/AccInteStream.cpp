@@ -88,12 +88,7 @@ int AccInteStream::priority() const {
 }
 
 bool AccInteStream::query() const {
-  const acError_t error = acStreamQuery(stream());
-  if (error == acErrorNotReady) {
-    return false;
-  }
-  ACCINTE_CHECK(error);
-  return true;
+  return ACCINTE_QUERY(acStreamQuery(stream()));
 }
 
 void AccInteStream::synchronize() const {

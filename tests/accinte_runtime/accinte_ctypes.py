@@ -45,6 +45,7 @@ class Err(enum.IntEnum):
     StreamCaptureIsolation = 16
     StreamCaptureWrongThread = 17
     IllegalState = 18
+    StreamCaptureUnjoined = 19
     Unknown = 999
 
 
@@ -160,6 +161,7 @@ _SIGNATURES = {
     "acEventSynchronize": (_E, [_P]),
     "acEventElapsedTime": (_E, [POINTER(c_float), _P, _P]),
     "acIsStrict": (c_int, []),
+    "acCapturesUnderway": (c_uint, []),
     "acIpcGetMemHandle": (_E, [POINTER(IpcMemHandle), _P]),
     "acIpcOpenMemHandle": (_E, [POINTER(c_void_p), IpcMemHandle, c_uint]),
     "acIpcCloseMemHandle": (_E, [_P]),

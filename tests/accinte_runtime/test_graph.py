@@ -194,8 +194,8 @@ def test_events_recorded_in_a_capture(ac, stream):
     check(ac.acEventRecord(event, stream))
     # Waiting for a point in the same capture is ordered already.
     check(ac.acStreamWaitEvent(stream, event, 0))
-    # A stream outside the capture cannot wait for it.
-    assert ac.acStreamWaitEvent(other, event, 0) == Err.StreamCaptureIsolation
+    # A default stream cannot join the capture by waiting for it.
+    assert ac.acStreamWaitEvent(None, event, 0) == Err.StreamCaptureIsolation
     assert_invalidated_then_usable(ac, stream)
 
     check(ac.acStreamBeginCapture(stream, CaptureMode.Global))
@@ -251,3 +251,167 @@ def test_user_object_lives_until_graph_exec_and_pending_launches_are_gone(ac, st
     gate.set()
     check(ac.acStreamSynchronize(stream))
     assert destroyed.wait(5)
+
+
+def capture_info_graph(ac, s):
+    status, graph = ctypes.c_int(), ctypes.c_void_p()
+    check(ac.acStreamGetCaptureInfo(s, ctypes.byref(status), None, ctypes.byref(graph)))
+    return graph.value
+
+
+def test_graph_under_capture_cannot_be_instantiated_or_destroyed(ac, stream):
+    rec = Recorder(ac)
+    check(ac.acStreamBeginCapture(stream, CaptureMode.Global))
+    rec.launch(stream, "a")
+    graph = capture_info_graph(ac, stream)
+    exec_ = ctypes.c_void_p()
+    # Still growing: an executable made now would race with the capture.
+    assert ac.acGraphInstantiate(ctypes.byref(exec_), graph, 0) == Err.StreamCaptureUnsupported
+    # The capture still returns this graph: destroying it would leave a
+    # dangling handle to acStreamEndCapture.
+    assert ac.acGraphDestroy(graph) == Err.IllegalState
+    assert node_count(ac, graph) == 1  # counting is fine, under the body's lock
+    rec.launch(stream, "b")
+    code, ended = end_capture(ac, stream)
+    check(code)  # neither refusal invalidated the capture
+    assert ended == graph and node_count(ac, ended) == 2
+    exec_ = instantiate(ac, ended)
+    check(ac.acGraphDestroy(ended))
+    check(ac.acGraphLaunch(exec_, stream))
+    check(ac.acStreamSynchronize(stream))
+    assert rec.order == ["a", "b"]
+    check(ac.acGraphExecDestroy(exec_))
+
+
+def test_captures_underway_counts_begun_and_ended_captures(ac, stream):
+    before = ac.acCapturesUnderway()
+    check(ac.acStreamBeginCapture(stream, CaptureMode.Relaxed))
+    assert ac.acCapturesUnderway() == before + 1
+    # A refused begin leaves the count alone.
+    assert ac.acStreamBeginCapture(stream, CaptureMode.Relaxed) == Err.IllegalState
+    assert ac.acCapturesUnderway() == before + 1
+    code, graph = end_capture(ac, stream)
+    check(code)
+    assert ac.acCapturesUnderway() == before
+    check(ac.acGraphDestroy(graph))
+    # An invalidated capture is counted until it ends too.
+    check(ac.acStreamBeginCapture(stream, CaptureMode.Global))
+    assert ac.acStreamSynchronize(stream) == Err.StreamCaptureUnsupported
+    assert ac.acCapturesUnderway() == before + 1
+    assert end_capture(ac, stream) == (Err.StreamCaptureInvalidated, None)
+    assert ac.acCapturesUnderway() == before
+
+
+def test_racing_begins_leave_exactly_one_capture(ac, stream):
+    before = ac.acCapturesUnderway()
+    for _ in range(50):
+        barrier = threading.Barrier(2)
+        codes = []
+
+        def begin():
+            barrier.wait()
+            codes.append(ac.acStreamBeginCapture(stream, CaptureMode.Relaxed))
+
+        threads = [threading.Thread(target=begin) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(codes) == [Err.Success, Err.IllegalState]
+        assert ac.acCapturesUnderway() == before + 1
+        code, graph = end_capture(ac, stream)
+        check(code)
+        check(ac.acGraphDestroy(graph))
+        assert ac.acCapturesUnderway() == before
+    # No loser's capture lingers to poison the device in Global mode: a
+    # device-wide synchronization is allowed again.
+    check(ac.acDeviceSynchronize())
+
+
+# ---- several streams in one capture (fork and join) ---------------------------------
+
+
+def record_on(ac, s):
+    event = event_create(ac)
+    check(ac.acEventRecord(event, s))
+    return event
+
+
+def test_a_stream_joins_a_capture_by_waiting_for_it_and_replays_in_order(ac, stream):
+    side = stream_create(ac)
+    rec = Recorder(ac)
+    check(ac.acStreamBeginCapture(stream, CaptureMode.Global))
+    rec.launch(stream, "a")
+    fork = record_on(ac, stream)
+    check(ac.acStreamWaitEvent(side, fork, 0))  # side joins the capture
+    assert status_of(ac, side) == CaptureStatus.Active
+    ids = []
+    for s in (stream, side):
+        status, ident = ctypes.c_int(), ctypes.c_ulonglong()
+        check(ac.acStreamGetCaptureInfo(s, ctypes.byref(status), ctypes.byref(ident), None))
+        ids.append(ident.value)
+    assert ids[0] == ids[1]  # one capture, one graph
+    rec.launch(side, "b")
+    rec.launch(stream, "c")
+    # Only the stream the capture began on can end it.
+    assert end_capture(ac, side)[0] == Err.StreamCaptureUnmatched
+    join = record_on(ac, side)
+    check(ac.acStreamWaitEvent(stream, join, 0))  # joined back
+    rec.launch(stream, "d")
+    time.sleep(0.05)
+    assert rec.order == []  # nothing ran: every stream recorded
+    code, graph = end_capture(ac, stream)
+    check(code)
+    assert status_of(ac, side) == CaptureStatus.NoCapture  # released with the capture
+    exec_ = instantiate(ac, graph)
+    check(ac.acGraphDestroy(graph))
+    for _ in range(2):
+        check(ac.acGraphLaunch(exec_, stream))
+    check(ac.acStreamSynchronize(stream))
+    assert rec.order == ["a", "b", "c", "d"] * 2
+    # The side stream runs its own work again.
+    rec.launch(side, "live")
+    check(ac.acStreamSynchronize(side))
+    assert rec.order[-1] == "live"
+    check(ac.acGraphExecDestroy(exec_))
+    for event in (fork, join):
+        check(ac.acEventDestroy(event))
+    check(ac.acStreamDestroy(side))
+
+
+def test_a_fork_not_joined_back_fails_the_capture(ac, stream):
+    side = stream_create(ac)
+    rec = Recorder(ac)
+    check(ac.acStreamBeginCapture(stream, CaptureMode.Global))
+    rec.launch(stream, "a")
+    fork = record_on(ac, stream)
+    check(ac.acStreamWaitEvent(side, fork, 0))
+    rec.launch(side, "b")  # nobody waits for this
+    assert end_capture(ac, stream) == (Err.StreamCaptureUnjoined, None)
+    for s in (stream, side):  # both run work again
+        assert status_of(ac, s) == CaptureStatus.NoCapture
+        rec.launch(s, "live")
+        check(ac.acStreamSynchronize(s))
+    assert rec.order == ["live", "live"]
+    # A fork that did nothing needs no join.
+    check(ac.acStreamBeginCapture(stream, CaptureMode.Global))
+    fork2 = record_on(ac, stream)
+    check(ac.acStreamWaitEvent(side, fork2, 0))
+    code, graph = end_capture(ac, stream)
+    check(code)
+    check(ac.acGraphDestroy(graph))
+    for event in (fork, fork2):
+        check(ac.acEventDestroy(event))
+    check(ac.acStreamDestroy(side))
+
+
+def test_a_stream_capturing_another_graph_cannot_join(ac, stream):
+    other = stream_create(ac)
+    check(ac.acStreamBeginCapture(stream, CaptureMode.Relaxed))
+    check(ac.acStreamBeginCapture(other, CaptureMode.Relaxed))
+    event = record_on(ac, stream)
+    assert ac.acStreamWaitEvent(other, event, 0) == Err.StreamCaptureIsolation
+    assert end_capture(ac, stream) == (Err.StreamCaptureInvalidated, None)
+    assert end_capture(ac, other) == (Err.StreamCaptureInvalidated, None)
+    check(ac.acEventDestroy(event))
+    check(ac.acStreamDestroy(other))

@@ -36,6 +36,11 @@ std::vector<std::shared_ptr<Capture>> capturesOf(int device) {
 
 std::atomic<unsigned long long> gNextCaptureId{1};
 
+// Captures begun and not yet ended (acCapturesUnderway). Raised before a
+// stream's capture is set and lowered after it is cleared, so it is never
+// below the number of capturing streams.
+std::atomic<unsigned> gCapturesUnderway{0};
+
 }  // namespace
 
 std::mutex& captureTableMutex() {
@@ -43,13 +48,58 @@ std::mutex& captureTableMutex() {
   return *mutex;
 }
 
-acError_t Capture::record(const char* kind, Stream::Task task) {
+acError_t Capture::record(const Stream* from, const char* kind, Stream::Task task) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (invalidated_) {
     return acErrorStreamCaptureInvalidated;
   }
   body_->append(GraphNode{kind, std::move(task)});
+  issued_[from] += 1;
   return acSuccess;
+}
+
+// LITERALINCLUDE START: GRAPH CAPTURE FORKS
+bool Capture::join(const std::shared_ptr<Stream>& stream) {
+  if (!stream->beginCapture(shared_from_this())) {
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  forks_[stream.get()].stream = stream;
+  return true;
+}
+
+uint64_t Capture::position(const Stream* stream) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = issued_.find(stream);
+  return it == issued_.end() ? 0 : it->second;
+}
+
+void Capture::joinedBack(const Stream* stream, uint64_t position) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (const auto it = forks_.find(stream); it != forks_.end()) {
+    it->second.joinedUpTo = std::max(it->second.joinedUpTo, position);
+  }
+}
+
+bool Capture::unjoined() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& [stream, fork] : forks_) {
+    const auto it = issued_.find(stream);
+    if (it != issued_.end() && it->second > fork.joinedUpTo) {
+      return true;
+    }
+  }
+  return false;
+}
+// LITERALINCLUDE END: GRAPH CAPTURE FORKS
+
+std::vector<std::shared_ptr<Stream>> Capture::forks() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::shared_ptr<Stream>> result;
+  for (const auto& entry : forks_) {
+    result.push_back(entry.second.stream);
+  }
+  return result;
 }
 
 void Capture::invalidate() {
@@ -127,18 +177,32 @@ acError_t acStreamBeginCapture(acStream_t stream, acStreamCaptureMode mode) {
     if (s->isDefault()) {
       return acErrorStreamCaptureUnsupported;
     }
-    if (s->capture() != nullptr) {
+    auto body = std::make_shared<GraphBody>();
+    // The handle createGraph will register: a graph's handle is its body.
+    const auto graph = reinterpret_cast<acGraph_t>(body.get());
+    auto capture = std::make_shared<Capture>(gNextCaptureId.fetch_add(1), mode, s->device(),
+                                             s.get(), graph, body);
+    // Counted before the stream captures, so that whoever reads 0 may
+    // assume no stream is capturing (see acCapturesUnderway).
+    gCapturesUnderway.fetch_add(1);
+    // One step under the stream's lock: of two threads beginning at once,
+    // exactly one wins; the loser has registered nothing.
+    if (!s->beginCapture(capture)) {
+      gCapturesUnderway.fetch_sub(1);
       return acErrorIllegalState;
     }
-    auto body = std::make_shared<GraphBody>();
-    const acGraph_t graph = createGraph(body);
-    auto capture = std::make_shared<Capture>(gNextCaptureId.fetch_add(1), mode, s->device(),
-                                             graph, std::move(body));
-    {
+    try {
+      (void)createGraph(std::move(body));
       std::lock_guard<std::mutex> lock(captureTableMutex());
       activeCaptures().push_back(capture);
+    } catch (...) {
+      // Out of host memory: undo, leaving no capture and no graph behind.
+      s->clearCapture();
+      capture->body()->seal();
+      (void)destroyGraph(graph);
+      gCapturesUnderway.fetch_sub(1);
+      throw;
     }
-    s->setCapture(std::move(capture));
     return acSuccess;
   });
 }
@@ -153,24 +217,37 @@ acError_t acStreamEndCapture(acStream_t stream, acGraph_t* graph) {
       return e;
     }
     const auto capture = s->capture();
-    if (capture == nullptr) {
+    // A stream that joined a capture does not own it.
+    if (capture == nullptr || capture->origin() != s.get()) {
       return acErrorStreamCaptureUnmatched;
     }
     if (capture->mode() != acStreamCaptureModeRelaxed &&
         capture->thread() != std::this_thread::get_id()) {
       return acErrorStreamCaptureWrongThread;
     }
-    s->setCapture(nullptr);
+    // The capture ends either way; a fork left hanging only makes it fail.
+    const bool unjoined = !capture->invalidated() && capture->unjoined();
+    if (unjoined) {
+      capture->invalidate();
+    }
+    s->clearCapture();
+    for (const auto& fork : capture->forks()) {
+      fork->clearCapture();
+    }
     capture->end();
     {
       std::lock_guard<std::mutex> lock(captureTableMutex());
       auto& active = activeCaptures();
       active.erase(std::remove(active.begin(), active.end(), capture), active.end());
     }
+    // From here on the graph is complete: it may be instantiated, and read
+    // without a lock.
+    capture->body()->seal();
+    gCapturesUnderway.fetch_sub(1);
     if (capture->invalidated()) {
       (void)destroyGraph(capture->graph());
       *graph = nullptr;
-      return acErrorStreamCaptureInvalidated;
+      return unjoined ? acErrorStreamCaptureUnjoined : acErrorStreamCaptureInvalidated;
     }
     *graph = capture->graph();
     return acSuccess;
@@ -204,5 +281,12 @@ acError_t acStreamGetCaptureInfo(acStream_t stream, acStreamCaptureStatus* statu
     return acSuccess;
   });
 }
+
+// LITERALINCLUDE START: GRAPH CAPTURES UNDERWAY
+unsigned int acCapturesUnderway(void) {
+  // Deliberately not an apiCall: one relaxed load, callable on every launch.
+  return gCapturesUnderway.load(std::memory_order_relaxed);
+}
+// LITERALINCLUDE END: GRAPH CAPTURES UNDERWAY
 
 }  // extern "C"

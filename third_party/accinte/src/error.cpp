@@ -63,12 +63,21 @@ ErrorText describe(int error) {
               "the capture was not initiated in this stream"};
     case acErrorStreamCaptureIsolation:
       return {"acErrorStreamCaptureIsolation",
-              "a capturing stream and work outside its capture cannot wait for each other"};
+              "a capturing stream and work outside its capture cannot wait for each other "
+              "(only a non-default stream of the capture's device that is not capturing may "
+              "join a capture by waiting for an event recorded in it)"};
     case acErrorStreamCaptureWrongThread:
       return {"acErrorStreamCaptureWrongThread",
               "attempt to end a capture begun by another thread (Global or ThreadLocal mode)"};
     case acErrorIllegalState:
-      return {"acErrorIllegalState", "the stream is already capturing"};
+      return {"acErrorIllegalState",
+              "the stream is already capturing, or the graph is still being captured"};
+    case acErrorStreamCaptureUnjoined:
+      return {"acErrorStreamCaptureUnjoined",
+              "the capture ended while a stream that joined it (by waiting for an event "
+              "recorded in it) had work the capturing stream did not wait for: make it wait "
+              "(wait_stream / acStreamWaitEvent) before ending the capture; the capture is "
+              "invalidated"};
     case acErrorUnknown:
       return {"acErrorUnknown", "unknown error"};
   }

@@ -223,13 +223,26 @@ acError_t acStreamWaitEvent(acStream_t stream, acEvent_t event, unsigned int fla
     if (record == nullptr) {
       return acSuccess;  // nothing to wait for
     }
-    // Captures are single-stream: a capturing stream may wait only for a
-    // point in its own capture (already ordered: a no-op) or for finished
-    // work; a stream outside the capture may not wait for a point in it.
+    // A capturing stream may wait for a point in its own capture (ordered by
+    // the capture already: a no-op, which joins back the stream that made
+    // the record) or for finished work. A stream outside any capture that
+    // waits for a point in one joins it (a fork), if it can. Anything else
+    // mixes a capture with work outside it.
     const auto waiterCapture = s->capture();
     const auto recordCapture = record->activeCapture();
     if (recordCapture != nullptr || waiterCapture != nullptr) {
-      if (recordCapture == waiterCapture || (recordCapture == nullptr && record->done())) {
+      if (recordCapture == waiterCapture) {
+        const auto maker = record->stream().lock();
+        if (maker != nullptr && maker != s) {
+          recordCapture->joinedBack(maker.get(), record->ticket());
+        }
+        return acSuccess;
+      }
+      if (recordCapture == nullptr && record->done()) {
+        return acSuccess;
+      }
+      if (waiterCapture == nullptr && !s->isDefault() &&
+          s->device() == recordCapture->device() && recordCapture->join(s)) {
         return acSuccess;
       }
       for (const auto& capture : {waiterCapture, recordCapture}) {

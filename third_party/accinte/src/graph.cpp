@@ -78,6 +78,16 @@ GraphBody::~GraphBody() {
   }
 }
 
+void GraphBody::append(GraphNode node) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  nodes_.push_back(std::move(node));
+}
+
+size_t GraphBody::nodeCount() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return nodes_.size();
+}
+
 void GraphBody::retain(UserObject* object, unsigned count) {
   std::lock_guard<std::mutex> lock(mutex_);
   userObjects_.emplace_back(object, count);
@@ -107,6 +117,11 @@ acError_t destroyGraph(acGraph_t handle) {
   if (it == graphTable().graphs.end()) {
     return acErrorInvalidResourceHandle;
   }
+  // The capture still refers to its graph; acStreamEndCapture drops a failed
+  // capture's graph after sealing it.
+  if (!it->second->sealed()) {
+    return acErrorIllegalState;
+  }
   doomed = std::move(it->second);
   graphTable().graphs.erase(it);
   return acSuccess;
@@ -126,6 +141,10 @@ acError_t acGraphInstantiate(acGraphExec_t* exec, acGraph_t graph, unsigned long
     auto created = std::make_unique<GraphExec>();
     if (const acError_t e = resolveGraph(graph, &created->body); e != acSuccess) {
       return e;
+    }
+    // The graph of a capture underway (acStreamGetCaptureInfo) still grows.
+    if (!created->body->sealed()) {
+      return acErrorStreamCaptureUnsupported;
     }
     const auto handle = reinterpret_cast<acGraphExec_t>(created.get());
     {
@@ -167,7 +186,7 @@ acError_t acGraphGetNodes(acGraph_t graph, void* nodes, size_t* numNodes) {
       return e;
     }
     // A graph still being captured grows; its count is a snapshot.
-    *numNodes = body->nodes().size();
+    *numNodes = body->nodeCount();
     return acSuccess;
   });
 }

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 namespace accinte {
@@ -39,54 +40,98 @@ struct GraphNode {
 };
 
 // The nodes of a graph in capture order, and the user object references the
-// graph holds. Nodes are appended only while the capture is active and never
-// change afterwards, so launches read them without a lock.
+// graph holds. A body is built by its capture and then *sealed* by
+// acStreamEndCapture: nodes are appended (under mutex_) only before, and
+// nodes() may be read without a lock only after, which is why executables
+// are made only from sealed bodies (acGraphInstantiate refuses the graph of
+// a capture still underway).
 class GraphBody {
  public:
   ~GraphBody();  // releases the user object references
-  void append(GraphNode node) { nodes_.push_back(std::move(node)); }
+  void append(GraphNode node);
+  // The nodes; only once sealed (they never change afterwards).
   const std::vector<GraphNode>& nodes() const { return nodes_; }
+  // How many nodes there are so far; any time.
+  size_t nodeCount() const;
+  void seal() { sealed_.store(true, std::memory_order_release); }
+  bool sealed() const { return sealed_.load(std::memory_order_acquire); }
   void retain(UserObject* object, unsigned count);
 
  private:
+  mutable std::mutex mutex_;  // guards nodes_ until sealed, and userObjects_
   std::vector<GraphNode> nodes_;
-  std::mutex mutex_;  // guards userObjects_
+  std::atomic<bool> sealed_{false};
   std::vector<std::pair<UserObject*, unsigned>> userObjects_;
 };
 
-// The capture of one stream. Thread-safe.
-class Capture {
+// The capture begun on one stream (its origin), which other streams may join
+// by waiting for a point in it (acStreamWaitEvent: a fork). Every stream of
+// the capture hands it its tasks, which are appended to one body in the
+// order they are issued: an order that respects every dependency the
+// program expressed (a joined stream's work is issued after the point it
+// waited for, and the work after a join after the point of the joined
+// stream it waited for), so replays run the nodes in that order on one
+// stream. Thread-safe.
+class Capture : public std::enable_shared_from_this<Capture> {
  public:
-  Capture(unsigned long long id, acStreamCaptureMode mode, int device, acGraph_t graph,
-          std::shared_ptr<GraphBody> body)
+  Capture(unsigned long long id, acStreamCaptureMode mode, int device, const Stream* origin,
+          acGraph_t graph, std::shared_ptr<GraphBody> body)
       : id_(id), mode_(mode), device_(device), thread_(std::this_thread::get_id()),
-        graph_(graph), body_(std::move(body)) {}
+        origin_(origin), graph_(graph), body_(std::move(body)) {}
 
   unsigned long long id() const { return id_; }
   acStreamCaptureMode mode() const { return mode_; }
   int device() const { return device_; }
   std::thread::id thread() const { return thread_; }
+  // The stream acStreamBeginCapture was called on, which alone may end it.
+  const Stream* origin() const { return origin_; }
   acGraph_t graph() const { return graph_; }
+  const std::shared_ptr<GraphBody>& body() const { return body_; }
 
-  // Appends a node; acErrorStreamCaptureInvalidated once invalidated.
-  acError_t record(const char* kind, Stream::Task task);
-  // Makes acStreamEndCapture fail; the first call wins.
+  // Appends a node issued on `from`; acErrorStreamCaptureInvalidated once
+  // invalidated.
+  acError_t record(const Stream* from, const char* kind, Stream::Task task);
+  // Makes the capture invalidated; acStreamEndCapture then fails.
   void invalidate();
   bool invalidated() const;
   // Marks the capture over (records made in it stop counting as captured).
   void end();
   bool active() const;
 
+  // ---- forks (streams other than the origin) ----
+  // Makes `stream` (not capturing) part of this capture; false if it began
+  // capturing meanwhile.
+  bool join(const std::shared_ptr<Stream>& stream);
+  // Nodes issued on `stream` so far: the position of an event record.
+  uint64_t position(const Stream* stream) const;
+  // Another stream of the capture waited for `stream`'s record at
+  // `position`: its work up to there is joined back.
+  void joinedBack(const Stream* stream, uint64_t position);
+  // True if a joined stream has nodes no other stream waited for.
+  bool unjoined() const;
+  // The joined streams (acStreamEndCapture releases them).
+  std::vector<std::shared_ptr<Stream>> forks() const;
+
  private:
+  struct Fork {
+    std::shared_ptr<Stream> stream;
+    uint64_t joinedUpTo = 0;
+  };
+
   const unsigned long long id_;
   const acStreamCaptureMode mode_;
   const int device_;
   const std::thread::id thread_;
+  const Stream* const origin_;
   const acGraph_t graph_;
   const std::shared_ptr<GraphBody> body_;
-  mutable std::mutex mutex_;  // guards the two flags and body_'s nodes
+  // Guards the flags, the counts and the forks (the body locks its nodes).
+  // Taken after a Stream's lock, never before.
+  mutable std::mutex mutex_;
   bool invalidated_ = false;
   bool ended_ = false;
+  std::unordered_map<const Stream*, uint64_t> issued_;  // nodes per stream
+  std::unordered_map<const Stream*, Fork> forks_;
 };
 
 // ---- checks made by other calls (capture.cpp) -------------------------------

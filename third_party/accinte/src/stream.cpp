@@ -86,9 +86,18 @@ std::shared_ptr<Capture> Stream::capture() const {
   return capture_;
 }
 
-void Stream::setCapture(std::shared_ptr<Capture> capture) {
+bool Stream::beginCapture(std::shared_ptr<Capture> capture) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (capture_ != nullptr) {
+    return false;
+  }
   capture_ = std::move(capture);
+  return true;
+}
+
+void Stream::clearCapture() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  capture_ = nullptr;
 }
 
 // LITERALINCLUDE START: GRAPH STREAM ENQUEUE
@@ -98,7 +107,7 @@ acError_t Stream::enqueue(Task task, const char* kind) {
     if (capture_ != nullptr) {
       auto capture = capture_;
       lock.unlock();
-      return capture->record(kind, std::move(task));
+      return capture->record(this, kind, std::move(task));
     }
     if (!worker_.joinable()) {
       // Started lazily: most pool streams are never used. May throw
@@ -116,8 +125,11 @@ std::shared_ptr<Completion> Stream::record() {
   std::unique_lock<std::mutex> lock(mutex_);
   if (capture_ != nullptr) {
     // A point in the graph: complete as far as live work is concerned, and
-    // refused by queries and waits that are not part of the capture.
-    auto completion = std::make_shared<Completion>(weak_from_this(), issued_, capture_);
+    // refused by queries and waits that are not part of the capture. Its
+    // ticket is the number of nodes this stream has issued into the capture
+    // (what a wait for it joins back: Capture::joinedBack).
+    auto completion =
+        std::make_shared<Completion>(weak_from_this(), capture_->position(this), capture_);
     completion->complete();
     return completion;
   }

@@ -39,6 +39,8 @@ class Completion {
 
   // The recording stream (may be gone by now) and the ticket of the last task
   // queued before the record: kernel errors up to it belong to the record.
+  // For a captured record, the ticket counts the nodes the stream had issued
+  // into the capture instead.
   const std::weak_ptr<Stream>& stream() const { return stream_; }
   uint64_t ticket() const { return ticket_; }
   // For a record made on a capturing stream: the capture, while it is active
@@ -90,7 +92,11 @@ class Stream : public std::enable_shared_from_this<Stream> {
 
   // The active capture, or null (capture.cpp sets and clears it).
   std::shared_ptr<Capture> capture() const;
-  void setCapture(std::shared_ptr<Capture> capture);
+  // Makes `capture` the stream's capture, in one step under the stream's
+  // lock; false (and nothing changes) if the stream is capturing already.
+  bool beginCapture(std::shared_ptr<Capture> capture);
+  // The stream runs its work again.
+  void clearCapture();
 
   // True when every task issued so far has finished.
   bool idle() const;

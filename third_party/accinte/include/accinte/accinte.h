@@ -80,11 +80,18 @@ typedef enum acError {
   acErrorStreamCaptureUnmatched = 15, /* acStreamEndCapture on a stream that
                                        is not capturing */
   acErrorStreamCaptureIsolation = 16, /* a capturing stream was made to wait
-                                       for work outside the capture, or the
-                                       reverse */
+                                       for work outside the capture, or a
+                                       stream that cannot join a capture
+                                       (default, other device, capturing
+                                       another graph) to wait for a point
+                                       in it */
   acErrorStreamCaptureWrongThread = 17, /* the capture must end on the thread
                                        that began it (Global/ThreadLocal) */
-  acErrorIllegalState = 18,         /* the stream is already capturing */
+  acErrorIllegalState = 18,         /* the stream is already capturing, or
+                                       the graph is still being captured */
+  acErrorStreamCaptureUnjoined = 19, /* the capture ended while a stream
+                                       that joined it had work no other
+                                       stream of the capture waited for */
   acErrorUnknown = 999              /* an unexpected internal failure */
 } acError_t;
 // LITERALINCLUDE END: RUNTIME ERROR CODES
@@ -273,7 +280,14 @@ ACCINTE_API ACCINTE_NODISCARD acError_t acStreamDestroy(acStream_t stream);
 /* acSuccess when idle, acErrorNotReady while a task is queued or running. */
 ACCINTE_API ACCINTE_NODISCARD acError_t acStreamQuery(acStream_t stream);
 ACCINTE_API ACCINTE_NODISCARD acError_t acStreamSynchronize(acStream_t stream);
-/* Work queued on `stream` after this call waits for `event`'s latest record. */
+/* Work queued on `stream` after this call waits for `event`'s latest record.
+ * If that record was made in a capture and `stream` is not capturing, the
+ * stream joins the capture (a fork, as in CUDA): its work is recorded into
+ * the same graph, after the record, until the capture ends; the capture's
+ * stream must wait for the joined stream's last work (an event recorded on
+ * it) before acStreamEndCapture. A default stream, a stream of another
+ * device or one capturing another graph cannot join:
+ * acErrorStreamCaptureIsolation, which invalidates the capture(s). */
 ACCINTE_API ACCINTE_NODISCARD acError_t acStreamWaitEvent(acStream_t stream, acEvent_t event,
                                                         unsigned int flags);
 ACCINTE_API ACCINTE_NODISCARD acError_t acStreamGetPriority(acStream_t stream, int* priority);
@@ -295,27 +309,37 @@ ACCINTE_API ACCINTE_NODISCARD acError_t acLaunchKernel(acStream_t stream, acKern
  * recorded with their user data pointer, which must stay valid for the
  * graph's life (see acUserObjectCreate). acErrorIllegalState if the stream is
  * already capturing; acErrorStreamCaptureUnsupported for a default stream
- * (like CUDA's legacy stream) or an invalid mode. */
+ * (like CUDA's legacy stream); acErrorInvalidValue for an invalid mode. */
 ACCINTE_API ACCINTE_NODISCARD acError_t acStreamBeginCapture(acStream_t stream,
                                                            acStreamCaptureMode mode);
-/* Ends the capture and returns its graph; the stream runs work again.
- * acErrorStreamCaptureUnmatched if it was not capturing;
+/* Ends the capture and returns its graph; the stream, and every stream that
+ * joined the capture (see acStreamWaitEvent), run work again.
+ * acErrorStreamCaptureUnmatched if it was not capturing, or joined a capture
+ * begun on another stream;
+ * acErrorStreamCaptureUnjoined (and *graph NULL; the capture ends) if a
+ * stream that joined has work that no other stream of the capture waited
+ * for;
  * acErrorStreamCaptureWrongThread if another thread began a Global or
  * ThreadLocal capture (the capture goes on); acErrorStreamCaptureInvalidated
  * (and *graph NULL) if an illegal call invalidated the capture, which ends
  * anyway. */
 ACCINTE_API ACCINTE_NODISCARD acError_t acStreamEndCapture(acStream_t stream, acGraph_t* graph);
-/* *status: acStreamCaptureStatusActive while capturing (None otherwise). */
+/* *status: acStreamCaptureStatusActive while capturing,
+ * acStreamCaptureStatusInvalidated while capturing after an invalidation,
+ * acStreamCaptureStatusNone otherwise. */
 ACCINTE_API ACCINTE_NODISCARD acError_t acStreamIsCapturing(acStream_t stream,
                                                           acStreamCaptureStatus* status);
 /* The capture status, and when capturing, the capture's process-unique id
  * (nonzero) and the graph under construction (which acGraphRetainUserObject
- * accepts). `id` and `graph` may be NULL. */
+ * and acGraphGetNodes accept; acGraphInstantiate refuses it with
+ * acErrorStreamCaptureUnsupported and acGraphDestroy with
+ * acErrorIllegalState until the capture ends). `id` and `graph` may be NULL. */
 ACCINTE_API ACCINTE_NODISCARD acError_t acStreamGetCaptureInfo(acStream_t stream,
                                                              acStreamCaptureStatus* status,
                                                              unsigned long long* id,
                                                              acGraph_t* graph);
-/* An executable graph. `flags` must be 0. The graph may be destroyed after. */
+/* An executable graph. `flags` must be 0. The graph may be destroyed after.
+ * acErrorStreamCaptureUnsupported for the graph of a capture underway. */
 ACCINTE_API ACCINTE_NODISCARD acError_t acGraphInstantiate(acGraphExec_t* exec, acGraph_t graph,
                                                          unsigned long long flags);
 /* Queues every recorded node on `stream` (which may differ from the captured
@@ -326,7 +350,9 @@ ACCINTE_API ACCINTE_NODISCARD acError_t acGraphLaunch(acGraphExec_t exec, acStre
 ACCINTE_API ACCINTE_NODISCARD acError_t acGraphGetNodes(acGraph_t graph, void* nodes,
                                                       size_t* numNodes);
 /* Both return at once; launches already queued still run, and hold what they
- * need (user objects included) until they have. */
+ * need (user objects included) until they have. acGraphDestroy refuses the
+ * graph of a capture underway (acErrorIllegalState): acStreamEndCapture
+ * returns it. */
 ACCINTE_API ACCINTE_NODISCARD acError_t acGraphDestroy(acGraph_t graph);
 ACCINTE_API ACCINTE_NODISCARD acError_t acGraphExecDestroy(acGraphExec_t exec);
 /* A reference-counted owner of `ptr`: `destroy(ptr)` runs when the last
@@ -344,6 +370,12 @@ ACCINTE_API ACCINTE_NODISCARD acError_t acGraphRetainUserObject(acGraph_t graph,
                                                               acUserObject_t object,
                                                               unsigned int count,
                                                               unsigned int flags);
+
+/* The number of stream captures begun and not yet ended in the process (no
+ * CUDA counterpart). 0 means no stream is capturing, so a caller on a hot
+ * path (every kernel launch) may skip acStreamGetCaptureInfo; nonzero means
+ * ask. One atomic load; never fails, also in a forked child. */
+ACCINTE_API unsigned int acCapturesUnderway(void);
 
 /* ---- events -------------------------------------------------------------- */
 ACCINTE_API ACCINTE_NODISCARD acError_t acEventCreate(acEvent_t* event);
