@@ -4,6 +4,7 @@ over the runtime's acIpc* calls): the receiver maps the same device memory.
 Spawned children take a few seconds each (they import torch), so the
 cross-process behaviours are grouped into few children."""
 
+import contextlib
 import gc
 import multiprocessing.reduction
 import os
@@ -18,6 +19,32 @@ pickler = multiprocessing.reduction.ForkingPickler
 
 def round_trip(obj):
     return pickler.loads(pickler.dumps(obj))
+
+
+def allocated_after_collect():
+    """memory_allocated once dead storages are freed and shares no receiver
+    holds are let go (torch.accinte.ipc_collect)."""
+    gc.collect()
+    torch.accinte.ipc_collect()
+    return torch.accinte.memory_allocated()
+
+
+@contextlib.contextmanager
+def spawned(target):
+    """A spawned child running target(inbox, outbox); yields (inbox, outbox)
+    and, on leaving normally, checks the child exited cleanly. Killed if
+    still alive when the block fails."""
+    ctx = mp.get_context("spawn")
+    inbox, outbox = ctx.Queue(), ctx.Queue()
+    child = ctx.Process(target=target, args=(inbox, outbox))
+    child.start()
+    try:
+        yield inbox, outbox
+        child.join(TIMEOUT)
+        assert child.exitcode == 0
+    finally:
+        if child.is_alive():
+            child.kill()
 
 
 # ---- in one process: the reducers themselves --------------------------------------
@@ -64,22 +91,16 @@ def test_non_leaf_tensors_are_refused():
 
 def test_a_shared_storage_is_kept_until_its_receiver_releases_it():
     # Note [IPC reference counts]: a handle in flight holds the sender's block.
-    gc.collect()
-    torch.accinte.ipc_collect()
-    before = torch.accinte.memory_allocated()
+    before = allocated_after_collect()
     t = torch.ones(1 << 16, device="accinte")
     block = t.untyped_storage().nbytes()
     data = pickler.dumps(t)
     del t
-    gc.collect()
-    torch.accinte.ipc_collect()
-    assert torch.accinte.memory_allocated() == before + block  # not received yet: kept
+    assert allocated_after_collect() == before + block  # not received yet: kept
     back = pickler.loads(data)  # the receiver (this process: the cached storage)
     assert back.sum().item() == 1 << 16
     del back
-    gc.collect()
-    torch.accinte.ipc_collect()
-    assert torch.accinte.memory_allocated() == before  # released by both sides
+    assert allocated_after_collect() == before  # released by both sides
 
 
 def test_cpu_tensors_still_use_torch_reducers():
@@ -105,11 +126,7 @@ def _child_exchange(inbox, outbox):
 
 
 def test_parent_and_child_see_each_others_writes():
-    ctx = mp.get_context("spawn")
-    inbox, outbox = ctx.Queue(), ctx.Queue()
-    child = ctx.Process(target=_child_exchange, args=(inbox, outbox))
-    child.start()
-    try:
+    with spawned(_child_exchange) as (inbox, outbox):
         t = torch.arange(4.0, device="accinte:1")
         inbox.put((t, t[1:3]))
         assert outbox.get(timeout=TIMEOUT) == ("received", [0, 1, 2, 3], True, "accinte:1")
@@ -126,11 +143,6 @@ def test_parent_and_child_see_each_others_writes():
         torch.accinte.synchronize(t.device)  # the tensor's device
         assert t.cpu().tolist() == [-5, 202, 204, 6]
         inbox.put("done")
-        child.join(TIMEOUT)
-        assert child.exitcode == 0
-    finally:
-        if child.is_alive():
-            child.kill()
 
 
 def _child_outlives(inbox, outbox):
@@ -188,14 +200,8 @@ def _child_holds(inbox, outbox):
 
 
 def test_the_sender_does_not_reuse_memory_a_receiver_holds():
-    ctx = mp.get_context("spawn")
-    inbox, outbox = ctx.Queue(), ctx.Queue()
-    child = ctx.Process(target=_child_holds, args=(inbox, outbox))
-    child.start()
-    try:
-        gc.collect()
-        torch.accinte.ipc_collect()
-        before = torch.accinte.memory_allocated()
+    with spawned(_child_holds) as (inbox, outbox):
+        before = allocated_after_collect()
         t = torch.zeros(1000, device="accinte")
         shared_ptr = t.data_ptr()
         inbox.put(t)
@@ -211,14 +217,7 @@ def test_the_sender_does_not_reuse_memory_a_receiver_holds():
         del reuse
         inbox.put("release")
         assert outbox.get(timeout=TIMEOUT) == "released"
-        child.join(TIMEOUT)
-        assert child.exitcode == 0
-        gc.collect()
-        torch.accinte.ipc_collect()
-        assert torch.accinte.memory_allocated() == before  # both sides released it
-    finally:
-        if child.is_alive():
-            child.kill()
+    assert allocated_after_collect() == before  # both sides released it
 
 
 def _child_forks_then_holds(inbox, outbox):
@@ -239,29 +238,14 @@ def _child_forks_then_holds(inbox, outbox):
 def test_a_forked_child_of_the_receiver_does_not_release_its_reference():
     # The child inherits the receiver's storage and the counter's shared
     # mapping, not the reference: only the receiver may give it back.
-    ctx = mp.get_context("spawn")
-    inbox, outbox = ctx.Queue(), ctx.Queue()
-    child = ctx.Process(target=_child_forks_then_holds, args=(inbox, outbox))
-    child.start()
-    try:
-        gc.collect()
-        torch.accinte.ipc_collect()
-        before = torch.accinte.memory_allocated()
+    with spawned(_child_forks_then_holds) as (inbox, outbox):
+        before = allocated_after_collect()
         t = torch.ones(1 << 16, device="accinte")
         block = t.untyped_storage().nbytes()
         inbox.put(t)
         del t
         assert outbox.get(timeout=TIMEOUT) == ("forked child dropped", 0)
-        gc.collect()
-        torch.accinte.ipc_collect()
-        assert torch.accinte.memory_allocated() == before + block  # the receiver still holds it
+        assert allocated_after_collect() == before + block  # the receiver still holds it
         inbox.put("release")
         assert outbox.get(timeout=TIMEOUT) == "released"
-        child.join(TIMEOUT)
-        assert child.exitcode == 0
-        gc.collect()
-        torch.accinte.ipc_collect()
-        assert torch.accinte.memory_allocated() == before
-    finally:
-        if child.is_alive():
-            child.kill()
+    assert allocated_after_collect() == before
