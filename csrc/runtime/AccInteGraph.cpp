@@ -89,10 +89,6 @@ void check_not_capturing(const AccInteStream& stream, const char* what) {
 }
 // LITERALINCLUDE END: GRAPH SYNC CHECK
 
-void check_not_capturing(const AccInteStream& stream, const std::string& what) {
-  check_not_capturing(stream, what.c_str());
-}
-
 void note_capture_invalidated(const AccInteStream& stream, const char* what) {
   const CaptureId_t id = current_capture_id(stream);
   std::lock_guard<std::mutex> lock(g_capturing_mutex);

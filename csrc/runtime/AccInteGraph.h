@@ -65,9 +65,9 @@ C10_EXPORT bool is_stream_capturing(const AccInteStream& stream);
 /// "Tensor.item()"): if the stream is capturing, invalidates the capture and
 /// throws an error saying that synchronization is not allowed while
 /// capturing. No-op otherwise (one atomic load when nothing captures).
+/// Callers that build `what` at run time test is_stream_capturing first, so
+/// that the common case formats nothing.
 C10_EXPORT void check_not_capturing(const AccInteStream& stream, const char* what);
-/// The same, for a name built at run time.
-C10_EXPORT void check_not_capturing(const AccInteStream& stream, const std::string& what);
 
 /// Remembers `what` as the cause of the invalidation of the capture of
 /// `stream`, for capture_end's error; the first cause is kept.

@@ -52,11 +52,14 @@ void run_sync(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   c10::accinte::AccInteGuard guard(device.index());
   const auto stream = c10::accinte::getCurrentAccInteStream(device.index());
   // This path waits for the stream, which a capture forbids: say which
-  // operator did it, before anything is queued.
-  c10::accinte::check_not_capturing(
-      stream, c10::str(op.operator_name(), " (accinte runs it synchronously: its output "
-                       "shapes depend on the data, or no reliable Meta kernel plans them)")
-                  .c_str());
+  // operator did it, before anything is queued. The message is built only
+  // when it will be used: this path runs for every synchronous operator.
+  if (c10::accinte::is_stream_capturing(stream)) {
+    c10::accinte::check_not_capturing(
+        stream, c10::str(op.operator_name(), " (accinte runs it synchronously: its output "
+                         "shapes depend on the data, or no reliable Meta kernel plans them)")
+                    .c_str());
+  }
 
   struct Mutated {
     at::Tensor device;  // the argument

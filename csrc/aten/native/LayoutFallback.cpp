@@ -106,11 +106,14 @@ void layout_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   c10::accinte::AccInteGuard guard(device.index());
   const auto stream = c10::accinte::getCurrentAccInteStream(device.index());
   // This path waits for the stream, which a capture forbids: say so before
-  // anything is queued, as the dense fallback's synchronous path does.
-  c10::accinte::check_not_capturing(
-      stream, c10::str(schema.operator_name(), " on ", layout_of(args), " tensors (accinte "
-                       "runs the CPU's kernel for this layout and waits for it)")
-                  .c_str());
+  // anything is queued, as the dense fallback's synchronous path does. The
+  // message is built only when it will be used.
+  if (c10::accinte::is_stream_capturing(stream)) {
+    c10::accinte::check_not_capturing(
+        stream, c10::str(schema.operator_name(), " on ", layout_of(args), " tensors (accinte "
+                         "runs the CPU's kernel for this layout and waits for it)")
+                    .c_str());
+  }
 
   // 1. Host aliases of the arguments (metadata only: no device memory read).
   struct Written {
