@@ -5,7 +5,7 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <csrc/aten/native/CallCounts.h>
-#include <csrc/aten/native/CpuAlias.h>
+#include <csrc/emulation/CpuAlias.h>
 #include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>
 

@@ -9,7 +9,7 @@
 // the pinned block is kept from reuse until the stream is done with it.
 #include <csrc/aten/native/Minimal.h>
 
-#include <csrc/aten/native/CpuAlias.h>
+#include <csrc/emulation/CpuAlias.h>
 
 #include <c10/core/impl/LocalDispatchKeySet.h>
 

@@ -8,7 +8,7 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/csrc/autograd/custom_function.h>
 
-#include <csrc/aten/native/CpuAlias.h>
+#include <csrc/emulation/CpuAlias.h>
 #include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>
 

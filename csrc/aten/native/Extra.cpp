@@ -7,7 +7,7 @@
 #include <ATen/ops/ones_like.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
-#include <csrc/aten/native/CpuAlias.h>
+#include <csrc/emulation/CpuAlias.h>
 #include <csrc/runtime/AccInteGuard.h>
 #include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>

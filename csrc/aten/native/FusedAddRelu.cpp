@@ -5,7 +5,7 @@
 #include <ATen/ops/relu.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
-#include <csrc/aten/native/CpuAlias.h>
+#include <csrc/emulation/CpuAlias.h>
 #include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>
 

@@ -26,15 +26,15 @@
 // moves what the CPU kernel allocated to the device. It is also the path
 // that reports the CPU kernel's own error, with its own type, when a call is
 // invalid.
-#include <csrc/aten/native/Fallback.h>
+#include <csrc/emulation/Fallback.h>
 
 #include <ATen/EmptyTensor.h>
 
-#include <csrc/aten/native/CpuAlias.h>
-#include <csrc/aten/native/FallbackCommon.h>
-#include <csrc/aten/native/FallbackSync.h>
-#include <csrc/aten/native/MetaCache.h>
-#include <csrc/aten/native/OpPlan.h>
+#include <csrc/emulation/CpuAlias.h>
+#include <csrc/emulation/FallbackCommon.h>
+#include <csrc/emulation/FallbackSync.h>
+#include <csrc/emulation/MetaCache.h>
+#include <csrc/emulation/OpPlan.h>
 #include <csrc/runtime/AccInteDeviceAllocator.h>
 #include <csrc/runtime/AccInteGraph.h>
 #include <csrc/runtime/AccInteGuard.h>

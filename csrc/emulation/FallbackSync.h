@@ -6,8 +6,8 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 
-#include <csrc/aten/native/MetaCache.h>
-#include <csrc/aten/native/OpPlan.h>
+#include <csrc/emulation/MetaCache.h>
+#include <csrc/emulation/OpPlan.h>
 
 #include <string>
 #include <vector>

@@ -1,4 +1,4 @@
-#include <csrc/aten/native/MetaCache.h>
+#include <csrc/emulation/MetaCache.h>
 
 #include <c10/util/flat_hash_map.h>
 

@@ -1,4 +1,4 @@
-#include <csrc/aten/native/LayoutAlias.h>
+#include <csrc/emulation/LayoutAlias.h>
 
 #include <ATen/NestedTensorImpl.h>
 #include <ATen/SparseCsrTensorImpl.h>
@@ -7,7 +7,7 @@
 #include <ATen/native/SparseTensorUtils.h>
 #include <ATen/ops/_sparse_coo_tensor_with_dims_and_tensors_native.h>
 
-#include <csrc/aten/native/CpuAlias.h>
+#include <csrc/emulation/CpuAlias.h>
 #include <csrc/runtime/AccInteGuard.h>
 
 namespace at::native::accinte {

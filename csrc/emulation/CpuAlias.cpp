@@ -1,4 +1,4 @@
-#include <csrc/aten/native/CpuAlias.h>
+#include <csrc/emulation/CpuAlias.h>
 
 #include <ATen/ops/from_blob.h>
 

@@ -1,9 +1,9 @@
-#include <csrc/aten/native/FallbackCommon.h>
+#include <csrc/emulation/FallbackCommon.h>
 
 #include <ATen/EmptyTensor.h>
 
-#include <csrc/aten/native/CpuAlias.h>
-#include <csrc/aten/native/LayoutAlias.h>
+#include <csrc/emulation/CpuAlias.h>
+#include <csrc/emulation/LayoutAlias.h>
 #include <csrc/runtime/AccInteDeviceAllocator.h>
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGenerator.h>

@@ -1,8 +1,8 @@
-#include <csrc/aten/native/FallbackSync.h>
+#include <csrc/emulation/FallbackSync.h>
 
-#include <csrc/aten/native/CpuAlias.h>
-#include <csrc/aten/native/FallbackCommon.h>
-#include <csrc/aten/native/LayoutAlias.h>
+#include <csrc/emulation/CpuAlias.h>
+#include <csrc/emulation/FallbackCommon.h>
+#include <csrc/emulation/LayoutAlias.h>
 #include <csrc/runtime/AccInteGraph.h>
 #include <csrc/runtime/AccInteGuard.h>
 #include <csrc/runtime/AccInteStream.h>

@@ -1,4 +1,4 @@
-#include <csrc/aten/native/OpPlan.h>
+#include <csrc/emulation/OpPlan.h>
 
 #include <c10/util/flat_hash_map.h>
 
