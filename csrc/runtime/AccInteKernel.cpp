@@ -56,7 +56,7 @@ void launch_kernel(const AccInteStream& stream, std::function<void()> kernel, co
     ACCINTE_CHECK(acStreamGetCaptureInfo(stream.stream(), &status, &capture, &graph));
   }
   if (status == acStreamCaptureStatusNone) {
-    ACCINTE_CHECK(acLaunchKernel(stream.stream(), &run_kernel, owned.get()));
+    ACCINTE_CHECK(acLaunchKernelNamed(stream.stream(), &run_kernel, owned.get(), name));
     owned.release(); // the runtime now owns it; run_kernel deletes it
     maybe_block_after_launch(stream);
     return;
@@ -72,7 +72,7 @@ void launch_kernel(const AccInteStream& stream, std::function<void()> kernel, co
     ACCINTE_CHECK_WARN(acUserObjectRelease(object, 1));
     ACCINTE_CHECK(retained);
   }
-  ACCINTE_CHECK(acLaunchKernel(stream.stream(), &run_captured_kernel, raw));
+  ACCINTE_CHECK(acLaunchKernelNamed(stream.stream(), &run_captured_kernel, raw, name));
   note_captured_kernel(capture, name);
 }
 // LITERALINCLUDE END: GRAPH KERNEL LAUNCH

@@ -25,7 +25,10 @@ namespace c10::accinte {
 /// next synchronisation with the stream (see take_kernel_error).
 /// While `stream` is capturing, the kernel is recorded into the graph, which
 /// owns it from then on and runs it at every replay; `name` (an operator
-/// name, say) labels it in the graph's debug dump. See Note [accinte graphs].
+/// name, say) labels it in the graph's debug dump and in the profiler's
+/// kernel records, so it must outlive the kernel's last run (operator schema
+/// names and string literals do). See Note [accinte graphs] and Note
+/// [accinte activity records] (accinte.h).
 C10_EXPORT void launch_kernel(const AccInteStream& stream, std::function<void()> kernel,
                               const char* name = "kernel");
 

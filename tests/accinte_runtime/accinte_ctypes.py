@@ -118,6 +118,35 @@ class IpcMemHandle(ctypes.Structure):
 
 IPC_LAZY_ENABLE_PEER_ACCESS = 0x1
 
+
+class ActivityKind(enum.IntEnum):
+    """acActivityKind."""
+
+    Kernel = 1
+    Memcpy = 2
+    Memset = 3
+    Runtime = 4
+    Synchronization = 5
+    ExternalCorrelation = 6
+
+
+class ActivityRecord(ctypes.Structure):
+    """acActivityRecord."""
+
+    _fields_ = [
+        ("kind", c_int),
+        ("device", c_int),
+        ("stream", c_void_p),
+        ("start", ctypes.c_uint64),
+        ("end", ctypes.c_uint64),
+        ("correlationId", ctypes.c_uint64),
+        ("externalId", ctypes.c_uint64),
+        ("bytes", ctypes.c_uint64),
+        ("copyKind", c_int),
+        ("threadId", ctypes.c_uint32),
+        ("name", c_char_p),
+    ]
+
 HOST_FN = ctypes.CFUNCTYPE(None, c_void_p)
 KERNEL_FN = ctypes.CFUNCTYPE(c_int, c_void_p)
 
@@ -178,6 +207,15 @@ _SIGNATURES = {
     "acUserObjectCreate": (_E, [POINTER(c_void_p), _P, HOST_FN, c_uint, c_uint]),
     "acUserObjectRelease": (_E, [_P, c_uint]),
     "acGraphRetainUserObject": (_E, [_P, _P, c_uint, c_uint]),
+    "acActivityEnable": (_E, [c_int]),
+    "acActivityDisable": (_E, [c_int]),
+    "acActivityPushExternalCorrelationId": (_E, [ctypes.c_uint64]),
+    "acActivityPopExternalCorrelationId": (_E, [POINTER(ctypes.c_uint64)]),
+    "acActivityFlushAll": (_E, []),
+    "acActivityGetRecords": (_E, [POINTER(ActivityRecord), c_size_t, POINTER(c_size_t)]),
+    "acActivityClear": (_E, []),
+    "acActivityGetTimestamp": (_E, [POINTER(ctypes.c_uint64)]),
+    "acLaunchKernelNamed": (_E, [_P, KERNEL_FN, _P, c_char_p]),
 }
 
 _lib = None
@@ -248,6 +286,19 @@ def read_device(ac, src, size):
     buf = ctypes.create_string_buffer(size)
     check(ac.acMemcpy(buf, src, size, Kind.DeviceToHost))
     return buf.raw
+
+
+def activity_records(ac):
+    """Every stored activity record (flushed first), as ActivityRecord copies."""
+    check(ac.acActivityFlushAll())
+    result = []
+    buf = (ActivityRecord * 256)()
+    count = c_size_t()
+    while True:
+        check(ac.acActivityGetRecords(buf, len(buf), ctypes.byref(count)))
+        result.extend(ActivityRecord.from_buffer_copy(buf[i]) for i in range(count.value))
+        if count.value < len(buf):
+            return result
 
 
 class Gate:

@@ -62,7 +62,7 @@ void lazy_init() {
 void sleep_on_current_stream(int64_t ms) {
   c10::accinte::launch_kernel(c10::accinte::getCurrentAccInteStream(), [ms] {
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-  });
+  }, "accinte::_sleep");
 }
 
 py::dict device_properties(c10::DeviceIndex device) {

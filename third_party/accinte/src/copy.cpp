@@ -9,6 +9,7 @@
 // touch, then copy on the calling thread: simpler than CUDA's legacy-stream
 // rules, and never weaker. The Async forms run on the stream's worker and
 // keep the allocations they touch alive until they have run.
+#include "activity.h"
 #include "copy_engine.h"
 #include "graph.h"
 #include "memory.h"
@@ -27,6 +28,11 @@ namespace {
 struct Plan {
   std::vector<AllocationRef> touched;
   bool toPageableHost = false;  // dst is host memory the runtime did not allocate
+  // For activity records: the direction (acMemcpyDefault resolved) and the
+  // device the operation belongs to (the source's for a device-to-device
+  // copy), -1 when it touches no device memory.
+  acMemcpyKind direction = acMemcpyHostToHost;
+  int device = -1;
 
   // For a synchronous operation: refused (see checkUnsafeCall) while a
   // capture forbids waiting for a device it touches.
@@ -81,6 +87,9 @@ acError_t planCopy(void* dst, const void* src, size_t count, acMemcpyKind kind, 
     return acErrorInvalidValue;  // the range runs past the end of its allocation
   }
   plan->toPageableHost = to == nullptr;
+  plan->direction = toDevice ? (fromDevice ? acMemcpyDeviceToDevice : acMemcpyHostToDevice)
+                             : (fromDevice ? acMemcpyDeviceToHost : acMemcpyHostToHost);
+  plan->device = fromDevice ? from->device : (toDevice ? to->device : -1);
   for (AllocationRef* a : {&to, &from}) {
     if (*a != nullptr) {
       plan->touched.push_back(std::move(*a));
@@ -97,15 +106,20 @@ acError_t planMemset(void* devPtr, size_t count, Plan* plan) {
   if (!target->contains(devPtr, count)) {
     return acErrorInvalidValue;
   }
+  plan->device = target->device;
   plan->touched.push_back(std::move(target));
   return acSuccess;
 }
 
-acError_t runCopy(void* dst, const void* src, size_t count, const Plan& plan) {
+acError_t runCopy(void* dst, const void* src, size_t count, const Plan& plan,
+                  uint64_t correlation) {
   const AccessWindow window(plan.touched);
   if (window.status() != acSuccess) {
     return window.status();
   }
+  // One record for the whole copy, however the copy engines split it.
+  const DeviceActivity record(acActivityKindMemcpy, correlation, plan.device, nullptr, count,
+                              plan.direction);
   if (plan.toPageableHost) {
     adviseHugePages(dst, count);
   }
@@ -114,11 +128,13 @@ acError_t runCopy(void* dst, const void* src, size_t count, const Plan& plan) {
   return acSuccess;
 }
 
-acError_t runMemset(void* devPtr, int value, size_t count, const Plan& plan) {
+acError_t runMemset(void* devPtr, int value, size_t count, const Plan& plan,
+                    uint64_t correlation) {
   const AccessWindow window(plan.touched);
   if (window.status() != acSuccess) {
     return window.status();
   }
+  const DeviceActivity record(acActivityKindMemset, correlation, plan.device, nullptr, count);
   setBytes(devPtr, value, count);  // uses the low byte of value, as cudaMemset
   return acSuccess;
 }
@@ -135,6 +151,7 @@ acError_t acMemcpy(void* dst, const void* src, size_t count, acMemcpyKind kind) 
     if (count == 0) {
       return acSuccess;
     }
+    const RuntimeActivity activity("acMemcpy");
     Plan plan;
     if (const acError_t e = planCopy(dst, src, count, kind, &plan); e != acSuccess) {
       return e;
@@ -143,7 +160,7 @@ acError_t acMemcpy(void* dst, const void* src, size_t count, acMemcpyKind kind) 
       return e;
     }
     plan.waitForDevices();
-    return runCopy(dst, src, count, plan);
+    return runCopy(dst, src, count, plan, activity.correlation());
   });
 }
 
@@ -157,12 +174,14 @@ acError_t acMemcpyAsync(void* dst, const void* src, size_t count, acMemcpyKind k
     if (count == 0) {
       return acSuccess;
     }
+    const RuntimeActivity activity("acMemcpyAsync");
     Plan plan;
     if (const acError_t e = planCopy(dst, src, count, kind, &plan); e != acSuccess) {
       return e;
     }
-    return s->enqueue([dst, src, count, plan = std::move(plan)] {
-      return runCopy(dst, src, count, plan);
+    return s->enqueue([dst, src, count, plan = std::move(plan),
+                       correlation = activity.correlation()] {
+      return runCopy(dst, src, count, plan, correlation);
     }, "memcpy");
   });
 }
@@ -172,6 +191,7 @@ acError_t acMemset(void* devPtr, int value, size_t count) {
     if (count == 0) {
       return acSuccess;
     }
+    const RuntimeActivity activity("acMemset");
     Plan plan;
     if (const acError_t e = planMemset(devPtr, count, &plan); e != acSuccess) {
       return e;
@@ -180,7 +200,7 @@ acError_t acMemset(void* devPtr, int value, size_t count) {
       return e;
     }
     plan.waitForDevices();
-    return runMemset(devPtr, value, count, plan);
+    return runMemset(devPtr, value, count, plan, activity.correlation());
   });
 }
 
@@ -193,12 +213,14 @@ acError_t acMemsetAsync(void* devPtr, int value, size_t count, acStream_t stream
     if (count == 0) {
       return acSuccess;
     }
+    const RuntimeActivity activity("acMemsetAsync");
     Plan plan;
     if (const acError_t e = planMemset(devPtr, count, &plan); e != acSuccess) {
       return e;
     }
-    return s->enqueue([devPtr, value, count, plan = std::move(plan)] {
-      return runMemset(devPtr, value, count, plan);
+    return s->enqueue([devPtr, value, count, plan = std::move(plan),
+                       correlation = activity.correlation()] {
+      return runMemset(devPtr, value, count, plan, correlation);
     }, "memset");
   });
 }

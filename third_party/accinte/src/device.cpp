@@ -4,6 +4,7 @@
 // None of these calls initializes the runtime (see fork.cpp): counting and
 // describing devices is safe before a fork, as it is with NVML-backed CUDA
 // queries.
+#include "activity.h"
 #include "runtime.h"
 
 #include <cstring>
@@ -78,7 +79,10 @@ acError_t acGetDeviceProperties(acDeviceProp* prop, int device) {
 }
 
 acError_t acDeviceSynchronize(void) {
-  return blockingApiCall([] { return synchronizeDevice(tCurrentDevice); });
+  return blockingApiCall([] {
+    const RuntimeActivity activity("acDeviceSynchronize", acActivityKindSynchronization);
+    return synchronizeDevice(tCurrentDevice);
+  });
 }
 
 }  // extern "C"

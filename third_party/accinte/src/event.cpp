@@ -6,6 +6,7 @@
 // when they were made. A stream told to wait queues a task that blocks its
 // worker until the record completes, which works across devices since
 // completions belong to no device.
+#include "activity.h"
 #include "graph.h"
 #include "stream.h"
 
@@ -153,6 +154,7 @@ acError_t acEventQuery(acEvent_t event) {
 
 acError_t acEventSynchronize(acEvent_t event) {
   return blockingApiCall([&] {
+    const RuntimeActivity activity("acEventSynchronize", acActivityKindSynchronization);
     std::shared_ptr<Event> e;
     if (const acError_t err = resolveEvent(event, &e); err != acSuccess) {
       return err;

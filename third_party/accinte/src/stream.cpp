@@ -2,6 +2,7 @@
 // order) and Completion, the signal an event record waits on.
 #include "stream.h"
 
+#include "activity.h"
 #include "graph.h"
 
 #include <pthread.h>
@@ -30,6 +31,15 @@ acError_t runTask(const Stream::Task& task) noexcept {
 
 bool onWorkerThread() {
   return tWorkerStream != nullptr;
+}
+
+bool workerStreamOf(acStream_t* stream, int* device) {
+  if (tWorkerStream == nullptr) {
+    return false;
+  }
+  *stream = reinterpret_cast<acStream_t>(const_cast<Stream*>(tWorkerStream));
+  *device = tWorkerStream->device();
+  return true;
 }
 
 // ---- Completion -------------------------------------------------------------

@@ -2,6 +2,7 @@
 // owns each device's lazily created default stream) and the stream C API:
 // create / destroy / query / synchronize, priorities, host functions and
 // kernel launches. acStreamWaitEvent lives with the events (event.cpp).
+#include "activity.h"
 #include "graph.h"
 #include "memory.h"
 #include "stream.h"
@@ -201,6 +202,7 @@ acError_t acStreamQuery(acStream_t stream) {
 
 acError_t acStreamSynchronize(acStream_t stream) {
   return blockingApiCall([&] {
+    const RuntimeActivity activity("acStreamSynchronize", acActivityKindSynchronization);
     std::shared_ptr<Stream> s;
     if (const acError_t e = resolveStream(stream, &s); e != acSuccess) {
       return e;
@@ -260,6 +262,7 @@ acError_t acDeviceGetDefaultStream(int device, acStream_t* stream) {
 
 acError_t acLaunchHostFunc(acStream_t stream, acHostFn_t fn, void* userData) {
   return apiCall([&] {
+    const RuntimeActivity activity("acLaunchHostFunc");
     return launch(stream, fn, "host function", [fn, userData] {
       fn(userData);
       return acSuccess;
@@ -269,14 +272,23 @@ acError_t acLaunchHostFunc(acStream_t stream, acHostFn_t fn, void* userData) {
 
 // LITERALINCLUDE START: RUNTIME LAUNCH KERNEL
 acError_t acLaunchKernel(acStream_t stream, acKernelFn_t fn, void* userData) {
+  return acLaunchKernelNamed(stream, fn, userData, nullptr);
+}
+
+acError_t acLaunchKernelNamed(acStream_t stream, acKernelFn_t fn, void* userData,
+                              const char* name) {
   return apiCall([&] {
-    return launch(stream, fn, "kernel", [fn, userData] {
+    const RuntimeActivity activity("acLaunchKernel");
+    return launch(stream, fn, "kernel",
+                  [fn, userData, name, correlation = activity.correlation()] {
       // Opened when the kernel starts, not when it is queued: until then
       // device memory stays protected.
       const KernelAccessWindow window;
       if (window.status() != acSuccess) {
         return window.status();
       }
+      // Stamped here, around the body alone (see Note [accinte activity records]).
+      const DeviceActivity record(acActivityKindKernel, correlation, -1, name);
       return fn(userData) == 0 ? acSuccess : acErrorLaunchFailure;
     });
   });

@@ -396,6 +396,85 @@ ACCINTE_API ACCINTE_NODISCARD acError_t acEventSynchronize(acEvent_t event);
 ACCINTE_API ACCINTE_NODISCARD acError_t acEventElapsedTime(float* ms, acEvent_t start,
                                                          acEvent_t end);
 
+/* ---- activity records (CUPTI's activity API) ------------------------------ */
+/* Note [accinte activity records]
+ * A profiler enables the kinds it wants; the runtime then stamps one record
+ * per operation of those kinds, in CLOCK_REALTIME nanoseconds (the clock of
+ * PyTorch's c10::getTime and of Kineto), and keeps it until read:
+ *   KERNEL / MEMCPY / MEMSET  on the stream's worker, around the work itself
+ *                             (so a graph replay is recorded too); copies are
+ *                             one record each, also when the copy engines
+ *                             split them, with their byte count and
+ *                             direction; the synchronous acMemcpy / acMemset
+ *                             are recorded on the calling thread (stream NULL)
+ *   RUNTIME                   on the calling thread, around acLaunchKernel*,
+ *                             acLaunchHostFunc, acMemcpy*, acMemset*
+ *   SYNCHRONIZATION           around acStreamSynchronize, acEventSynchronize,
+ *                             acDeviceSynchronize
+ *   EXTERNAL_CORRELATION      once per RUNTIME record made while the calling
+ *                             thread's external id stack is not empty: links
+ *                             the call's correlation id to the top external
+ *                             id (a profiler's operator id)
+ * A runtime call and the device work it queued share one correlation id
+ * (nonzero, process-unique). With every kind disabled, a launch or copy costs
+ * one relaxed atomic load on the calling thread and one on the worker. */
+typedef enum acActivityKind {
+  acActivityKindKernel = 1,
+  acActivityKindMemcpy = 2,
+  acActivityKindMemset = 3,
+  acActivityKindRuntime = 4,
+  acActivityKindSynchronization = 5,
+  acActivityKindExternalCorrelation = 6
+} acActivityKind;
+
+/* One record. Fields that do not apply to a kind are 0 (device -1). */
+typedef struct acActivityRecord {
+  acActivityKind kind;
+  int device;             /* KERNEL, MEMCPY, MEMSET: the device; else -1 */
+  acStream_t stream;      /* the stream the work ran on; NULL for host
+                             records and synchronous copies */
+  uint64_t start;         /* CLOCK_REALTIME ns */
+  uint64_t end;
+  uint64_t correlationId; /* shared by a runtime call and its device work */
+  uint64_t externalId;    /* EXTERNAL_CORRELATION only */
+  uint64_t bytes;         /* MEMCPY, MEMSET */
+  acMemcpyKind copyKind;  /* MEMCPY: the direction (never acMemcpyDefault) */
+  uint32_t threadId;      /* RUNTIME, SYNCHRONIZATION: the host thread (tid) */
+  const char* name;       /* KERNEL: the name given at launch ("kernel"
+                             without one); RUNTIME, SYNCHRONIZATION: the C
+                             call's name. Valid for the process's life. */
+} acActivityRecord;
+
+/* Starts / stops recording `kind` (any kind but EXTERNAL_CORRELATION, which
+ * follows RUNTIME). Work already running when its kind is disabled is not
+ * recorded. acErrorInvalidValue for an unknown kind. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acActivityEnable(acActivityKind kind);
+ACCINTE_API ACCINTE_NODISCARD acError_t acActivityDisable(acActivityKind kind);
+/* Pushes / pops an external id on the calling thread's stack
+ * (cuptiActivityPushExternalCorrelationId). Popping an empty stack:
+ * acErrorInvalidValue. `id` may be NULL. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acActivityPushExternalCorrelationId(uint64_t id);
+ACCINTE_API ACCINTE_NODISCARD acError_t acActivityPopExternalCorrelationId(uint64_t* id);
+/* Waits until work that began while its kind was enabled has stored its
+ * record (cuptiActivityFlushAll). Must not be called from a kernel or host
+ * function (acErrorNotSupported). */
+ACCINTE_API ACCINTE_NODISCARD acError_t acActivityFlushAll(void);
+/* Moves up to `capacity` of the stored records, oldest first, into `records`
+ * and sets *count to how many; the rest stay for the next call. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acActivityGetRecords(acActivityRecord* records,
+                                                           size_t capacity, size_t* count);
+/* Drops every stored record. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acActivityClear(void);
+/* Now, in the records' clock (CLOCK_REALTIME ns). */
+ACCINTE_API ACCINTE_NODISCARD acError_t acActivityGetTimestamp(uint64_t* timestamp);
+/* acLaunchKernel with a name for the kernel's records (an operator name,
+ * a generated kernel's, a collective's). The name is read when the kernel
+ * runs with KERNEL records enabled (and copied then): it must stay valid
+ * until the kernel's last run, replays of a captured graph included. NULL
+ * means "kernel". */
+ACCINTE_API ACCINTE_NODISCARD acError_t acLaunchKernelNamed(acStream_t stream, acKernelFn_t fn,
+                                                          void* userData, const char* name);
+
 /* ---- strict mode ----------------------------------------------------------- */
 /* 1 when ACCINTE_STRICT=1 was set at first use of the runtime. */
 ACCINTE_API int acIsStrict(void);
