@@ -79,7 +79,8 @@ void substitute_generators(const c10::FunctionSchema& schema, torch::jit::Stack&
 }
 // LITERALINCLUDE END: GENERATOR FALLBACK ENGINES
 
-void run_and_wait(const c10::accinte::AccInteStream& stream, std::function<void()> kernel) {
+void run_and_wait(const c10::accinte::AccInteStream& stream, std::function<void()> kernel,
+                  const char* name) {
   auto error = std::make_shared<std::exception_ptr>();
   c10::accinte::launch_kernel(stream, [kernel = std::move(kernel), error]() {
     try {
@@ -88,7 +89,7 @@ void run_and_wait(const c10::accinte::AccInteStream& stream, std::function<void(
     } catch (...) {
       *error = std::current_exception();
     }
-  });
+  }, name);
   stream.synchronize();
   if (*error) {
     std::rethrow_exception(*error);
@@ -102,7 +103,7 @@ at::Tensor device_copy_of(const at::Tensor& host, const c10::accinte::AccInteStr
   if (out.numel() > 0) {
     c10::accinte::launch_kernel(stream, [src = host, dst = cpu_alias(out)]() mutable {
       dst.copy_(src);
-    });
+    }, "aten::copy_");
   }
   return out;
 }
@@ -112,7 +113,7 @@ void resize_and_copy(const at::Tensor& device, const at::Tensor& host,
   device.resize_(host.sizes());
   c10::accinte::launch_kernel(stream, [src = host, dst = cpu_alias(device)]() mutable {
     dst.copy_(src);
-  });
+  }, "aten::copy_");
 }
 
 } // namespace at::native::accinte

@@ -96,7 +96,9 @@ class CpuKernelScope {
 /// The caller checks first that `stream` is not capturing
 /// (check_not_capturing), since nothing may wait for a capturing stream.
 /// `kernel` owns what it works on (it must not refer to the caller's locals).
-void run_and_wait(const c10::accinte::AccInteStream& stream, std::function<void()> kernel);
+/// `name` (the operator's) names the kernel, as launch_kernel's does.
+void run_and_wait(const c10::accinte::AccInteStream& stream, std::function<void()> kernel,
+                  const char* name);
 
 /// A new device tensor with `host`'s sizes, strides and dtype, filled with
 /// `host`'s value by a kernel queued on `stream` (`host` is a CPU tensor).

@@ -103,7 +103,7 @@ void run_sync(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
         settle(working, home);
       }
     }
-  });
+  }, op.schema().name().c_str());
 
   // Mutated arguments the kernel resized: resize on the device, copy over.
   for (const auto& m : mutated) {

@@ -169,7 +169,7 @@ void layout_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
           settle(host, home);
         }
       }
-    });
+    }, op.schema().name().c_str());
   } catch (const c10::NotImplementedError& e) {
     TORCH_CHECK_NOT_IMPLEMENTED(false, schema.operator_name(), " is not supported for ",
                                 layout_of(args), " tensors on accinte: accinte runs the CPU's "

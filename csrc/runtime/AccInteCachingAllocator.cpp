@@ -74,6 +74,16 @@ DeviceCachingAllocator::StatTypes DeviceCachingAllocator::stat_types(const Block
 }
 
 // LITERALINCLUDE START: ALLOCATOR MALLOC
+// LITERALINCLUDE START: PROFILER ALLOCATOR REPORT
+// Every allocation and free, for torch.profiler's profile_memory=True (a
+// no-op unless a profiler with memory profiling is active on this thread).
+void DeviceCachingAllocator::report_usage_to_profiler(void* ptr, int64_t delta) const {
+  c10::reportMemoryUsageToProfiler(ptr, delta, stats_.allocated_bytes[kAggregate].current,
+                                   stats_.reserved_bytes[kAggregate].current,
+                                   Device(DeviceType::PrivateUse1, device_));
+}
+// LITERALINCLUDE END: PROFILER ALLOCATOR REPORT
+
 Block* DeviceCachingAllocator::malloc(size_t nbytes, const AccInteStream& stream,
                                       std::shared_ptr<c10::GatheredContext> context) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -199,6 +209,7 @@ Block* DeviceCachingAllocator::use_block(Block* block, size_t size, size_t reque
   });
   record_trace(TraceEntry::ALLOC, block->ptr, requested, block->stream, std::move(context),
                RecordContext::ALLOC);
+  report_usage_to_profiler(block->ptr, static_cast<int64_t>(block->size));
   return block;
 }
 
@@ -212,6 +223,7 @@ void DeviceCachingAllocator::free(Block* block, std::shared_ptr<c10::GatheredCon
   });
   record_trace(TraceEntry::FREE_REQUESTED, block->ptr, block->requested_size, block->stream,
                context, RecordContext::ALL);
+  report_usage_to_profiler(block->ptr, -static_cast<int64_t>(block->size));
   if (block->stream_uses.empty()) {
     free_block(block, context);
   } else if (C10_UNLIKELY(captures_underway())) {
@@ -423,6 +435,8 @@ void DeviceCachingAllocator::raise_out_of_memory(size_t nbytes, size_t size, Str
                std::move(context), RecordContext::ALLOC);
   const size_t allocated = stats_.allocated_bytes[kAggregate].current;
   const size_t reserved = stats_.reserved_bytes[kAggregate].current;
+  c10::reportOutOfMemoryToProfiler(static_cast<int64_t>(size), allocated, reserved,
+                                   Device(DeviceType::PrivateUse1, device_));
   std::string cap;
   if (captures_underway()) {
     cap = "; the cache was not released to make room, because a graph capture is underway "

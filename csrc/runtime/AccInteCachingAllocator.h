@@ -208,6 +208,9 @@ class DeviceCachingAllocator {
   void synchronize_and_free_events();
   void release_cached_blocks();
   void release_segment(Block* block);
+  // Tells torch.profiler (profile_memory=True) of an allocation (delta > 0)
+  // or free (delta < 0). Called with mutex_ held.
+  void report_usage_to_profiler(void* ptr, int64_t delta) const;
   [[noreturn]] void raise_out_of_memory(size_t nbytes, size_t size, StreamId stream,
                                         std::shared_ptr<c10::GatheredContext> context);
   void record_trace(TraceEntry::Action action, const void* addr, size_t size, StreamId stream,

@@ -123,6 +123,21 @@ void setCurrentAccInteStream(AccInteStream stream) {
 }
 // LITERALINCLUDE END: STREAM POOL AND CURRENT
 
+std::optional<StreamId> stream_id_of(DeviceIndex device, acStream_t handle) {
+  const DeviceStreams& s = streams_of(device);
+  if (handle == nullptr || handle == s.default_stream) {
+    return 0;
+  }
+  for (int level = 0; level < kPriorityLevels; ++level) {
+    for (int i = 0; i < kStreamsPerPool; ++i) {
+      if (s.pool[level][i] == handle) {
+        return static_cast<StreamId>(1 + level * kStreamsPerPool + i);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 std::ostream& operator<<(std::ostream& out, const AccInteStream& stream) {
   return out << stream.unwrap();
 }

@@ -11,6 +11,7 @@
 #include <c10/core/Stream.h>
 
 #include <functional>
+#include <optional>
 #include <ostream>
 
 namespace c10::accinte {
@@ -68,6 +69,11 @@ C10_EXPORT AccInteStream getCurrentAccInteStream(DeviceIndex device = -1);
 /// Makes `stream` this thread's current stream on its device. Does not change
 /// the current device.
 C10_EXPORT void setCurrentAccInteStream(AccInteStream stream);
+
+/// The id of the stream of `device` whose runtime handle is `handle` (NULL:
+/// the default stream); nullopt for a runtime stream made outside the pools.
+/// Used to name the streams of the runtime's activity records.
+C10_EXPORT std::optional<StreamId> stream_id_of(DeviceIndex device, acStream_t handle);
 
 C10_EXPORT std::ostream& operator<<(std::ostream& out, const AccInteStream& stream);
 

@@ -44,7 +44,7 @@ void abs_kernel(at::TensorIteratorBase& iter) {
         } else {
           at::cpu::abs_out(out, self);
         }
-      });
+      }, "aten::abs");
 }
 // LITERALINCLUDE END: DISPATCH STUB KERNEL
 

@@ -65,7 +65,7 @@ at::Tensor custom_abs(const at::Tensor& self) {
         c10::impl::ExcludeDispatchKeyGuard no_autograd(
             c10::autograd_dispatch_keyset_with_ADInplaceOrView);
         at::cpu::abs_out(out, self);
-      });
+      }, "accinte::custom_abs");
   return out;
 }
 

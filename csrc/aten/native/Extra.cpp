@@ -74,7 +74,7 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
             c10::autograd_dispatch_keyset_with_ADInplaceOrView);
         o.copy_(at::convolution(in, w, b.defined() ? std::optional<at::Tensor>(b) : std::nullopt,
                                 stride, padding, dilation, transposed, output_padding, groups));
-      });
+      }, "aten::convolution_overrideable");
   return out;
 }
 
@@ -107,7 +107,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
             dst.copy_(src);
           }
         }
-      });
+      }, "aten::convolution_backward_overrideable");
   return {grad_input, grad_weight, grad_bias};
 }
 

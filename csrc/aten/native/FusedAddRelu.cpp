@@ -35,7 +35,7 @@ at::Tensor fused_add_relu(const at::Tensor& self, const at::Tensor& other) {
         c10::impl::ExcludeDispatchKeyGuard no_autograd(
             c10::autograd_dispatch_keyset_with_ADInplaceOrView);
         at::add_out(out, self, other).relu_();
-      });
+      }, "accinte::fused_add_relu");
   return out;
 }
 
