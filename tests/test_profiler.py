@@ -212,3 +212,23 @@ def test_twenty_profiles_in_a_row(tmp_path):
             (a + 1).cpu()
         assert any(e.name == "aten::add" for e in prof.events()
                    if e.device_type == torch.autograd.DeviceType.PrivateUse1)
+
+
+def test_trace_picture_draws_streams_kernels_copies_and_arrows(step_trace, tmp_path):
+    import sys
+    import xml.etree.ElementTree as ElementTree
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    import trace_svg
+
+    events, _ = step_trace
+    svg = ElementTree.fromstring(trace_svg.render(events))
+    ns = "{http://www.w3.org/2000/svg}"
+    texts = [t.text for t in svg.iter(ns + "text")]
+    assert "accinte 0 · stream 0 (default)" in texts
+    titles = [t.text for t in svg.iter(ns + "title")]
+    kernels = of_cat(events, "kernel")
+    assert sum(1 for t in titles if t.startswith("aten::")) >= len(kernels)
+    assert sum(1 for t in titles if t.startswith("Memcpy HtoD")) == 2
+    arrows = [line for line in svg.iter(ns + "line") if line.get("marker-end")]
+    assert len(arrows) == len(kernels) + len(of_cat(events, "gpu_memcpy"))

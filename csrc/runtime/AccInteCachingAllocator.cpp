@@ -73,7 +73,6 @@ DeviceCachingAllocator::StatTypes DeviceCachingAllocator::stat_types(const Block
   return types;
 }
 
-// LITERALINCLUDE START: ALLOCATOR MALLOC
 // LITERALINCLUDE START: PROFILER ALLOCATOR REPORT
 // Every allocation and free, for torch.profiler's profile_memory=True (a
 // no-op unless a profiler with memory profiling is active on this thread).
@@ -84,6 +83,7 @@ void DeviceCachingAllocator::report_usage_to_profiler(void* ptr, int64_t delta) 
 }
 // LITERALINCLUDE END: PROFILER ALLOCATOR REPORT
 
+// LITERALINCLUDE START: ALLOCATOR MALLOC
 Block* DeviceCachingAllocator::malloc(size_t nbytes, const AccInteStream& stream,
                                       std::shared_ptr<c10::GatheredContext> context) {
   std::lock_guard<std::mutex> lock(mutex_);

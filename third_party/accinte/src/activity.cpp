@@ -106,6 +106,7 @@ RuntimeActivity::~RuntimeActivity() {
 
 // ---- DeviceActivity -----------------------------------------------------------
 
+// LITERALINCLUDE START: PROFILER DEVICE ACTIVITY
 DeviceActivity::DeviceActivity(acActivityKind kind, uint64_t correlation, int device,
                                const char* name, size_t bytes, acMemcpyKind copyKind) {
   if (__builtin_expect(!isActivityEnabled(enabledActivityKinds(), kind), 1)) {
@@ -133,6 +134,7 @@ DeviceActivity::~DeviceActivity() {
     store(record_, /*settling=*/true);
   }
 }
+// LITERALINCLUDE END: PROFILER DEVICE ACTIVITY
 
 }  // namespace accinte
 

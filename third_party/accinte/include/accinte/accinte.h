@@ -428,6 +428,7 @@ typedef enum acActivityKind {
 } acActivityKind;
 
 /* One record. Fields that do not apply to a kind are 0 (device -1). */
+// LITERALINCLUDE START: PROFILER ACTIVITY RECORD
 typedef struct acActivityRecord {
   acActivityKind kind;
   int device;             /* KERNEL, MEMCPY, MEMSET: the device; else -1 */
@@ -444,6 +445,7 @@ typedef struct acActivityRecord {
                              without one); RUNTIME, SYNCHRONIZATION: the C
                              call's name. Valid for the process's life. */
 } acActivityRecord;
+// LITERALINCLUDE END: PROFILER ACTIVITY RECORD
 
 /* Starts / stops recording `kind` (any kind but EXTERNAL_CORRELATION, which
  * follows RUNTIME). Work already running when its kind is disabled is not
