@@ -15,6 +15,7 @@
 //   event.cpp          events
 //   capture.cpp        stream capture and the checks that guard it
 //   graph.cpp          graphs, executable graphs, user objects
+//   activity.cpp       activity records for profilers (acActivity*)
 //
 // Lifetime: every singleton is heap-allocated on first use and intentionally
 // never destroyed. Worker threads may still be parked on a condition variable
