@@ -50,6 +50,10 @@ def _register_backend() -> None:
     from torch_accinte.accinte import reductions
 
     reductions.init_reductions()
+    # Checkpoints: accinte storages restored as the CPU restores its own.
+    from torch_accinte.accinte import serialization
+
+    serialization.init_serialization()
     # Python registrations name the device, so they come after the rename.
     from torch_accinte.accinte import ops  # noqa: F401
     _registered = True

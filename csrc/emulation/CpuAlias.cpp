@@ -1,13 +1,46 @@
 #include <csrc/emulation/CpuAlias.h>
 
+#include <ATen/EmptyTensor.h>
 #include <ATen/ops/from_blob.h>
 
+#include <csrc/runtime/AccInteGraph.h>
+
 namespace at::native::accinte {
+
+// Note [accinte argument bounds]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A tensor's sizes, strides and offset are checked against its storage when
+// the view is made, but the storage can shrink afterwards
+// (x.untyped_storage().resize_(16) leaves every other view of it in place).
+// CUDA then reports an illegal address from the kernel; the emulator checks
+// before launch instead: every tensor a kernel reads or writes becomes a CPU
+// alias (cpu_alias) or a queued copy (_copy_from), and both check that the
+// tensor's last byte lies inside its storage. A few integer operations per
+// argument; the storage's size is read on the launching thread, which is
+// the only thread that can change it as far as this launch is concerned.
+// LITERALINCLUDE START: EXECUTION ARGUMENT BOUNDS
+void check_kernel_argument(const at::Tensor& t) {
+  if (t.numel() == 0) {
+    return;
+  }
+  const c10::Storage& storage = t.storage();
+  const size_t needed = at::detail::computeStorageNbytes(t.sizes(), t.strides(), t.itemsize(),
+                                                         t.storage_offset());
+  TORCH_CHECK(storage.data() != nullptr && needed <= storage.nbytes(),
+              "accinte: a kernel argument of shape ", t.sizes(), ", strides ", t.strides(),
+              " and storage offset ", t.storage_offset(), " needs ", needed,
+              " bytes of storage, but its storage has ", storage.nbytes(),
+              " (was the storage shrunk with untyped_storage().resize_() after this view was "
+              "made?); refusing to launch a kernel that would access memory outside it");
+  c10::accinte::note_captured_storage(storage);
+}
+// LITERALINCLUDE END: EXECUTION ARGUMENT BOUNDS
 
 namespace {
 
 // LITERALINCLUDE START: EXECUTION CPU ALIAS
 at::Tensor make_alias(const at::Tensor& t, bool resizable) {
+  check_kernel_argument(t);
   at::Tensor alias =
       resizable ? at::for_blob(t.data_ptr(), t.sizes())
                       .strides(t.strides())

@@ -12,9 +12,20 @@
 
 namespace at::native::accinte {
 
+/// For every device tensor a kernel will read or write, on the launching
+/// thread. Throws a c10::Error (RuntimeError) unless every element of `t`
+/// lies inside its storage: a view left pointing past a storage that was
+/// shrunk (untyped_storage().resize_) would otherwise make a kernel read or
+/// write memory the tensor does not own (Note [accinte argument bounds]).
+/// While the current stream captures a graph, the graph also keeps the
+/// storage alive (Note [accinte graph argument lifetime]). O(dim), no device
+/// access.
+void check_kernel_argument(const at::Tensor& t);
+
 /// A CPU tensor aliasing `t`'s elements (same sizes, strides, dtype,
 /// conjugate and negative bits). `t` must be an accinte tensor; building the
-/// alias does not touch device memory.
+/// alias does not touch device memory. Checks the argument first
+/// (check_kernel_argument).
 at::Tensor cpu_alias(const at::Tensor& t);
 
 /// An output alias for a CPU kernel that may resize its output on the way

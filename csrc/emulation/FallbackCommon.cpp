@@ -50,9 +50,23 @@ c10::Device call_device(c10::ArrayRef<c10::IValue> args, bool accepts_host_tenso
   if (device) {
     return *device;
   }
+  bool names_accinte = false;
   for (const c10::IValue& value : args) {
-    if (value.isDevice() && value.toDevice().is_privateuseone() && value.toDevice().has_index()) {
-      return value.toDevice();
+    if (value.isDevice() && value.toDevice().is_privateuseone()) {
+      if (value.toDevice().has_index()) {
+        return value.toDevice();
+      }
+      names_accinte = true;
+    }
+  }
+  if (!names_accinte) {
+    // No accinte tensor and no accinte device argument: the dispatcher came
+    // here only for an accinte generator passed to a host call
+    // (torch.randn(3, generator=g), torch.multinomial(cpu_tensor, 2,
+    // generator=g)). The CPU kernel would refuse that generator; so do we.
+    for (const c10::IValue& value : args) {
+      TORCH_CHECK(!value.isGenerator() || !value.toGenerator().device().is_privateuseone(),
+                  "Expected a 'cpu' device type for generator but found 'accinte'");
     }
   }
   return {c10::DeviceType::PrivateUse1, c10::accinte::current_device()};
@@ -73,7 +87,8 @@ void substitute_generators(const c10::FunctionSchema& schema, torch::jit::Stack&
     at::Generator generator = value.isNone() ? c10::accinte::getDefaultAccInteGenerator(device)
                                              : value.toGenerator();
     TORCH_CHECK(generator.device().is_privateuseone(),
-                "Expected a generator on accinte, but got one on ", generator.device());
+                "Expected a 'accinte' device type for generator but found '",
+                generator.device().type(), "'");
     value = generator.get<c10::accinte::AccInteGeneratorImpl>()->next_kernel_engine();
   }
 }

@@ -21,6 +21,10 @@ class AccInteDeviceAllocatorImpl final : public c10::DeviceAllocator {
  public:
 // LITERALINCLUDE START: ALLOCATOR FACADE
   DataPtr allocate(size_t nbytes) override {
+    // A negative size from Python (torch.UntypedStorage(-1)) arrives here
+    // wrapped to a huge size_t; refused as the CPU allocator refuses it.
+    TORCH_CHECK(static_cast<int64_t>(nbytes) >= 0, "accinte: cannot allocate a negative "
+                "number of bytes (", static_cast<int64_t>(nbytes), ")");
     const DeviceIndex device = current_device();
     mark_device_used(device);
     if (nbytes == 0) {
@@ -55,6 +59,13 @@ class AccInteDeviceAllocatorImpl final : public c10::DeviceAllocator {
 // LITERALINCLUDE END: ALLOCATOR FACADE
 
   DeleterFnPtr raw_deleter() const override { return &free_device_memory; }
+
+  bool allocated_in_pool(const void* ptr, MempoolId_t id) {
+    std::lock_guard<std::mutex> lock(blocks_mutex_);
+    const auto it = blocks_.find(const_cast<void*>(ptr));
+    return it != blocks_.end() && it->second->pool->owner != nullptr &&
+           it->second->pool->owner->id == id;
+  }
 
   void copy_data(void* dest, const void* src, std::size_t count) const override {
     ACCINTE_CHECK(acMemcpy(dest, src, count, acMemcpyDeviceToDevice));
@@ -133,6 +144,9 @@ AccInteDeviceAllocatorImpl* g_allocator = new AccInteDeviceAllocatorImpl();
 // The deleter of every DataPtr: it runs in destructors, so a failure is
 // reported as a warning rather than terminating the process.
 void free_device_memory(void* ptr) {
+  if (C10_UNLIKELY(in_bad_fork())) {
+    return;  // see Note [accinte fork safety]
+  }
   try {
     g_allocator->free(ptr);
   } catch (const std::exception& e) {
@@ -186,6 +200,10 @@ void release_pool(DeviceIndex device, MempoolId_t id) {
 
 size_t pool_reserved_bytes(DeviceIndex device, MempoolId_t id) {
   return g_allocator->device_allocator(device).pool_reserved_bytes(id);
+}
+
+bool allocated_in_pool(const void* ptr, MempoolId_t id) {
+  return g_allocator->allocated_in_pool(ptr, id);
 }
 
 std::string format_bytes(size_t bytes) {

@@ -53,14 +53,6 @@ DeviceStreams& streams_of(DeviceIndex device) {
 thread_local std::array<StreamId, 64> t_current_stream{};
 // LITERALINCLUDE END: STREAM DEVICE STREAMS
 
-DeviceIndex resolve(DeviceIndex device) {
-  if (device < 0) {
-    return current_device();
-  }
-  check_device_index(device);
-  return device;
-}
-
 AccInteStream make_stream(DeviceIndex device, StreamId id) {
   return AccInteStream(Stream(Stream::UNSAFE, Device(DeviceType::PrivateUse1, device), id));
 }
@@ -97,7 +89,7 @@ void AccInteStream::synchronize() const {
 
 // LITERALINCLUDE START: STREAM POOL AND CURRENT
 AccInteStream getStreamFromPool(bool isHighPriority, DeviceIndex device) {
-  device = resolve(device);
+  device = resolve_device_index(device);
   DeviceStreams& s = streams_of(device);
   const int level = isHighPriority ? 1 : 0;
   const auto index = s.next[level].fetch_add(1, std::memory_order_relaxed) % kStreamsPerPool;
@@ -110,11 +102,11 @@ AccInteStream getStreamFromPool(int priority, DeviceIndex device) {
 }
 
 AccInteStream getDefaultAccInteStream(DeviceIndex device) {
-  return make_stream(resolve(device), 0);
+  return make_stream(resolve_device_index(device), 0);
 }
 
 AccInteStream getCurrentAccInteStream(DeviceIndex device) {
-  device = resolve(device);
+  device = resolve_device_index(device);
   return make_stream(device, t_current_stream[device]);
 }
 

@@ -152,8 +152,8 @@ def current_device() -> int:
 
 def set_device(device: _device_t) -> None:
     """Makes ``device`` current for the calling thread (acSetDevice)."""
-    if isinstance(device, int) and device < 0:
-        return  # negative indices select nothing, as in torch.cuda.set_device
+    if isinstance(device, int) and device == -1:
+        return  # -1 selects nothing, as in torch.cuda.set_device; -2 and below raise
     _lazy_init()
     torch._C._accelerator_setDeviceIndex(_get_device_index(device))
 
@@ -162,8 +162,8 @@ class device:
     """Context manager that makes ``device`` current, restoring the previous one."""
 
     def __init__(self, device: Any):
-        # None or a negative index selects nothing, as in torch.cuda.device.
-        no_device = device is None or (isinstance(device, int) and device < 0)
+        # None or -1 selects nothing, as in torch.cuda.device; -2 and below raise.
+        no_device = device is None or (isinstance(device, int) and device == -1)
         self.idx = -1 if no_device else _get_device_index(device)
         self.prev_idx = -1
 

@@ -192,6 +192,13 @@ void add_functions(py::module_& m) {
       },
       py::arg("obj"), "True if the storage's StorageImpl is an AccInteStorageImpl.");
   m.def(
+      "_set_storage_resizable",
+      [](py::handle obj, bool resizable) {
+        storage_arg(obj, "_set_storage_resizable").unsafeGetStorageImpl()->set_resizable(resizable);
+      },
+      py::arg("obj"), py::arg("resizable"),
+      "Whether the storage may grow or shrink (StorageImpl::set_resizable).");
+  m.def(
       "_storage_serial",
       [](py::handle obj) {
         const auto* impl = c10::accinte::as_accinte_storage(storage_arg(obj, "_storage_serial"));

@@ -42,6 +42,12 @@ bool is_bytewise_copy(const at::Tensor& src, const at::Tensor& dst) {
 // the stream reaches the copy.
 void enqueue_copy(const AccInteStream& stream, const at::Tensor& src, const at::Tensor& dst) {
   if (is_bytewise_copy(src, dst)) {
+    // The kernel path checks through cpu_alias; the byte copy checks here.
+    for (const at::Tensor* t : {&src, &dst}) {
+      if (t->is_privateuseone()) {
+        check_kernel_argument(*t);
+      }
+    }
     ACCINTE_CHECK(acMemcpyAsync(dst.data_ptr(), src.const_data_ptr(), src.nbytes(),
                                 acMemcpyDefault, stream.stream()));
     c10::accinte::maybe_block_after_launch(stream);

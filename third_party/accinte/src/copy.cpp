@@ -163,7 +163,7 @@ acError_t acMemcpyAsync(void* dst, const void* src, size_t count, acMemcpyKind k
     }
     return s->enqueue([dst, src, count, plan = std::move(plan)] {
       return runCopy(dst, src, count, plan);
-    }, "memcpy");
+    }, "memcpy", Stream::WhenFull::kWait);
   });
 }
 
@@ -199,7 +199,7 @@ acError_t acMemsetAsync(void* devPtr, int value, size_t count, acStream_t stream
     }
     return s->enqueue([devPtr, value, count, plan = std::move(plan)] {
       return runMemset(devPtr, value, count, plan);
-    }, "memset");
+    }, "memset", Stream::WhenFull::kWait);
   });
 }
 

@@ -1,0 +1,52 @@
+"""fork() while other threads allocate: no child may hang on a lock a parent
+thread held at the moment of fork (Note [accinte fork safety])."""
+
+
+def test_children_free_inherited_tensors_while_parent_threads_allocate(cases):
+    cases.check("""
+        import signal
+        inherited = [torch.ones(1000 + i, device="accinte") for i in range(8)]
+        pinned = torch.ones(1000).pin_memory()
+        stop = threading.Event()
+
+        def churn(device):
+            while not stop.is_set():
+                x = torch.empty(4096, device=device)
+                y = torch.empty(64, device=device).pin_memory() if device == "cpu" else x + 1
+                del x, y
+
+        threads = [threading.Thread(target=churn, args=(d,)) for d in ("accinte:0", "accinte:1", "cpu")]
+        for t in threads:
+            t.start()
+        hung = 0
+        for _ in range(40):
+            pid = os.fork()
+            if pid == 0:
+                # The child frees what it inherited, then fails cleanly if it
+                # touches the device, as a child of a CUDA process does.
+                inherited.clear()
+                del pinned
+                gc.collect()
+                try:
+                    torch.ones(1, device="accinte")
+                    os._exit(3)
+                except RuntimeError:
+                    os._exit(0)
+            deadline = time.monotonic() + 10
+            while True:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    assert os.waitstatus_to_exitcode(status) == 0, status
+                    break
+                if time.monotonic() > deadline:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                    hung += 1
+                    break
+                time.sleep(0.001)
+        stop.set()
+        for t in threads:
+            t.join()
+        assert hung == 0, f"{hung} of 40 children hung"
+        assert torch.equal(inherited[0].cpu(), torch.ones(1000))
+    """, timeout=120)
