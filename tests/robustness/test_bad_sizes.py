@@ -33,7 +33,8 @@ def test_sizes_beyond_any_device_are_out_of_memory(cases):
             raises(torch.OutOfMemoryError, lambda: torch.UntypedStorage(nbytes, device="accinte"),
                    match="out of memory")
         assert torch.accinte.memory_allocated() == 0
-        raises(RuntimeError, lambda: torch.UntypedStorage(2**64 - 100, device="accinte"))
+        # Beyond int64: Python's argument parsing refuses it on every device.
+        same_as_cpu(lambda d: torch.UntypedStorage(2**64 - 100, device=d))
     """)
 
 
