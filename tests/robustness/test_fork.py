@@ -5,17 +5,24 @@ thread held at the moment of fork (Note [accinte fork safety])."""
 def test_children_free_inherited_tensors_while_parent_threads_allocate(cases):
     cases.check("""
         import signal
-        FORKS = 16
+        FORKS = 24
         inherited = [torch.ones(1000 + i, device="accinte") for i in range(8)]
         pinned = torch.ones(1000).pin_memory()
         stop = threading.Event()
 
         def churn(device):
+            # Backward runs on autograd's device threads, which allocate and
+            # free without the GIL: they may hold the allocator's locks at
+            # the moment the main thread forks.
+            w = torch.ones(4096, device=device, requires_grad=True)
             while not stop.is_set():
                 time.sleep(0)  # lets the forking thread have the GIL often
-                x = torch.empty(4096, device=device)
-                y = torch.empty(64, device=device).pin_memory() if device == "cpu" else x + 1
-                del x, y
+                if device == "cpu":
+                    y = torch.empty(64).pin_memory()
+                else:
+                    (w * 2).sum().backward()
+                    y = torch.empty(4096, device=device)
+                del y
 
         threads = [threading.Thread(target=churn, args=(d,)) for d in ("accinte:0", "accinte:1", "cpu")]
         for t in threads:
