@@ -120,7 +120,7 @@ void Stream::clearCapture() {
 // The wait holds no lock of the runtime but the stream's own (released while
 // waiting). The runtime knows nothing of Python: a Python caller that blocks
 // here keeps the GIL, so no task may need the GIL to finish (see
-// docs/chapters/streams.md).
+// docs/chapters/robustness.md).
 // LITERALINCLUDE START: GRAPH STREAM ENQUEUE
 acError_t Stream::enqueue(Task task, const char* kind, WhenFull whenFull) {
   {
