@@ -35,10 +35,12 @@ fi
 # Python and torch are not instrumented: libasan must be loaded first, and
 # libstdc++ with it (the interpreter does not link it, and ASan's __cxa_throw
 # interceptor must find it at start-up); leaks are not reported (the
-# interpreter keeps memory until exit by design), and a UBSan finding stops
-# the process so the test that caused it fails.
+# interpreter keeps memory until exit by design); an allocation that cannot be
+# served returns null, as glibc's does (the runtime tests ask for 2^62 bytes
+# on purpose); and a UBSan finding stops the process so the test that caused
+# it fails.
 export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libstdc++.so.6)"
-export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:allow_user_segv_handler=1:handle_segv=1:detect_odr_violation=0"
+export ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1:abort_on_error=1:allow_user_segv_handler=1:handle_segv=1:detect_odr_violation=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export PYTHONPATH="$SAN/pkg${PYTHONPATH:+:$PYTHONPATH}"
 cd "$ROOT"
