@@ -9,12 +9,16 @@ the outputs are compared too. A sample the CPU itself cannot run is not
 counted. Random operators are compared by shape and dtype only: accinte draws
 from its own generator, as CUDA does.
 
+The same run under torch.inference_mode() (`inference=True`) checks that the
+stream kernels see the caller's inference mode; it compares forward only.
+
 `python -m tests.conformance.opinfo_runner` prints the summary and every
 failure; tests/conformance/test_opinfo.py asserts on the same results.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import warnings
@@ -142,17 +146,26 @@ def _grads(result, inputs):
     return torch.autograd.grad(total, leaves, allow_unused=True)
 
 
-def run_op(op, max_samples: int = 3) -> tuple[int, list[Result]]:
-    """Runs one OpInfo; returns (samples compared, failures)."""
+def run_op(op, max_samples: int = 3, dtypes=DTYPES,
+           inference: bool = False) -> tuple[int, list[Result]]:
+    """Runs one OpInfo; returns (samples compared, failures). With `inference`
+    samples are made and both devices run under torch.inference_mode(),
+    forward only (inference tensors take no gradient)."""
+    mode = torch.inference_mode if inference else contextlib.nullcontext
+    with mode():
+        return _run_op(op, max_samples, dtypes, not inference)
+
+
+def _run_op(op, max_samples, dtypes, with_backward) -> tuple[int, list[Result]]:
     compared = 0
     failures: list[Result] = []
     random_op = is_random(op)
     # LITERALINCLUDE START: TESTING OPINFO SAMPLES
     supported = op.supported_dtypes("cpu")
-    for dtype in DTYPES:
+    for dtype in dtypes:
         if dtype not in supported:
             continue
-        backward = dtype in BACKWARD_DTYPES and op.supports_autograd
+        backward = with_backward and dtype in BACKWARD_DTYPES and op.supports_autograd
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
