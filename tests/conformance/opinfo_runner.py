@@ -34,8 +34,8 @@ BACKWARD_DTYPES = {torch.float32, torch.float64}
 # device-versus-CPU test (test_ops.py's test_compare_cpu, 1e-3), wider for
 # the half types. accinte runs the CPU's kernels, so most ops agree bit for
 # bit; the slack covers ops that PyTorch routes to another algorithm for a
-# non-CPU device (scaled_dot_product_attention takes the math path, not the
-# CPU's flash kernel) and reductions whose order depends on alignment.
+# non-CPU device (the fused RNN cells, derivative formulas that make inputs
+# contiguous off the CPU) and reductions whose order depends on alignment.
 TOLERANCES = {
     torch.float16: dict(rtol=1e-2, atol=1e-2),
     torch.bfloat16: dict(rtol=1.6e-2, atol=2e-2),
