@@ -119,6 +119,11 @@ class AccInteDeviceAllocatorImpl final : public c10::DeviceAllocator {
 
   /// The allocator of `device`; throws on a bad index.
   DeviceCachingAllocator& device_allocator(DeviceIndex device) {
+    // A forked child must not wait for a lock its parent's threads may have
+    // held at fork() (Note [accinte fork safety]): statistics, empty_cache
+    // and allocation there fail instead.
+    TORCH_CHECK(!in_bad_fork(), "accinte: the caching allocator cannot be used in a child "
+                "forked after accinte was initialised; start processes with 'spawn'");
     // Created on first use rather than at load time: asking the runtime for
     // the device count while the library loads would initialise it in every
     // process that merely imports torch.
