@@ -4,6 +4,8 @@
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGuard.h>
+#include <csrc/runtime/AccInteHostWait.h>
+#include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>
 
 namespace c10::accinte {
@@ -126,13 +128,17 @@ bool AccInteGuardImpl::queryEvent(void* event) const {
   if (event == nullptr) {
     return true;
   }
-  return ACCINTE_QUERY(acEventQuery(static_cast<acEvent_t>(event)));
+  const bool done = ACCINTE_QUERY(acEventQuery(static_cast<acEvent_t>(event)));
+  release_finished_kernels();
+  return done;
 }
 
 void AccInteGuardImpl::synchronizeEvent(void* event) const {
   if (event != nullptr) {
+    HostWaitGuard no_gil; // Note [accinte host waits and the GIL]
     ACCINTE_CHECK(acEventSynchronize(static_cast<acEvent_t>(event)));
   }
+  release_finished_kernels();
 }
 
 void AccInteGuardImpl::destroyEvent(void* event, DeviceIndex device_index) const noexcept {

@@ -3,6 +3,8 @@
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGuard.h>
+#include <csrc/runtime/AccInteHostWait.h>
+#include <csrc/runtime/AccInteKernel.h>
 
 #include <array>
 #include <atomic>
@@ -88,12 +90,20 @@ int AccInteStream::priority() const {
 }
 
 bool AccInteStream::query() const {
-  return ACCINTE_QUERY(acStreamQuery(stream()));
+  const bool idle = ACCINTE_QUERY(acStreamQuery(stream()));
+  release_finished_kernels();
+  return idle;
 }
 
+// LITERALINCLUDE START: STREAM SYNCHRONIZE WITHOUT GIL
 void AccInteStream::synchronize() const {
-  ACCINTE_CHECK(acStreamSynchronize(stream()));
+  {
+    HostWaitGuard no_gil; // Note [accinte host waits and the GIL]
+    ACCINTE_CHECK(acStreamSynchronize(stream()));
+  }
+  release_finished_kernels();
 }
+// LITERALINCLUDE END: STREAM SYNCHRONIZE WITHOUT GIL
 
 // LITERALINCLUDE START: STREAM POOL AND CURRENT
 AccInteStream getStreamFromPool(bool isHighPriority, DeviceIndex device) {
