@@ -128,9 +128,7 @@ bool AccInteGuardImpl::queryEvent(void* event) const {
   if (event == nullptr) {
     return true;
   }
-  const bool done = ACCINTE_QUERY(acEventQuery(static_cast<acEvent_t>(event)));
-  release_finished_kernels();
-  return done;
+  return ACCINTE_QUERY(acEventQuery(static_cast<acEvent_t>(event)));
 }
 
 void AccInteGuardImpl::synchronizeEvent(void* event) const {

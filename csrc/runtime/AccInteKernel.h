@@ -20,8 +20,10 @@
 // takes the GIL. On a stream worker that deadlocks against a host thread
 // that waits for the stream holding the GIL. So a worker never destroys a
 // closure: a finished kernel's closure goes to a queue that host threads
-// drain (release_finished_kernels) at the next launch, synchronisation or
-// query, as CUDA's caching allocator frees on the host. A kernel must
+// drain (release_finished_kernels) at the next launch or synchronisation, as
+// CUDA's caching allocator frees on the host. Not at queries, which PyTorch's
+// allocators make under their locks: a Python destructor there could wait
+// for the GIL held by a thread that waits for the lock. A kernel must
 // therefore not consume what it captured either (a boxed call pops its
 // arguments: call it on a copy of the captured stack).
 
@@ -42,8 +44,8 @@ C10_EXPORT void launch_kernel(const AccInteStream& stream, std::function<void()>
                               const char* name = "kernel");
 
 /// Destroys, on the calling thread, the closures of kernels that have run
-/// (and of graphs that released theirs) since the last call. Launches,
-/// synchronisations and queries call it; the caller must hold no lock that
+/// (and of graphs that released theirs) since the last call. Launches and
+/// synchronisations call it; the caller must hold no lock that
 /// a Python destructor might need. See Note [accinte kernels release on the
 /// host].
 C10_EXPORT void release_finished_kernels();

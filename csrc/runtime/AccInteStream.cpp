@@ -90,9 +90,7 @@ int AccInteStream::priority() const {
 }
 
 bool AccInteStream::query() const {
-  const bool idle = ACCINTE_QUERY(acStreamQuery(stream()));
-  release_finished_kernels();
-  return idle;
+  return ACCINTE_QUERY(acStreamQuery(stream()));
 }
 
 // LITERALINCLUDE START: STREAM SYNCHRONIZE WITHOUT GIL
