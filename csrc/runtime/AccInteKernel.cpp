@@ -28,7 +28,6 @@ void retire(std::unique_ptr<Kernel> kernel) {
 // LITERALINCLUDE END: EXECUTION RETIRED KERNELS
 
 // LITERALINCLUDE START: EXECUTION LAUNCH KERNEL
-
 int run_captured_kernel(void* user_data) {
   try {
     (*static_cast<Kernel*>(user_data))();

@@ -4,14 +4,14 @@
 // A kernel is a C++ callable queued with acLaunchKernel: it runs later, in
 // stream order, on the stream's worker thread, inside the runtime's access
 // window over device memory (so it may read and write device pointers even
-// in strict mode). It must not capture owning references to device tensors:
-// a tensor freed on the worker would enter the caching allocator from a
-// thread that the allocator may be waiting for (acFree waits for the
-// device's streams). Capture raw pointers and metadata instead; the caller
-// may free the tensors as soon as the kernel is queued, because the caching
-// allocator hands a freed block out again only to work queued behind the
-// kernel on the same stream (see Note [accinte caching allocator]; uses on
-// other streams need Tensor.record_stream).
+// in strict mode). It does not capture owning references to device tensors:
+// their memory would stay allocated until a host thread releases the
+// closure (see the Note below), and nothing needs it to. Capture raw pointers
+// and metadata instead; the caller may free the tensors as soon as the
+// kernel is queued, because the caching allocator hands a freed block out
+// again only to work queued behind the kernel on the same stream (see Note
+// [accinte caching allocator]; uses on other streams need
+// Tensor.record_stream).
 //
 // Note [accinte kernels release on the host]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
