@@ -254,11 +254,12 @@ bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::St
   c10::accinte::launch_kernel(
       stream,
       [kernel_op, cpu_stack = std::move(cpu_stack), targets = std::move(targets),
-       outputs = std::move(outputs), copy_results, captured, ran = false]() mutable {
+       outputs = std::move(outputs), copy_results, captured, ran = false,
+       caller = CallerState::capture()]() mutable {
         TORCH_CHECK(captured || !ran, "accinte: ", kernel_op.schema().name(), " was captured "
                     "by a capture that began on another thread while it was being launched");
         ran = true;
-        CpuKernelScope scope;
+        CpuKernelScope scope(caller);
         torch::jit::Stack run_stack = cpu_stack;
         kernel_op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &run_stack);
         if (copy_results) {

@@ -81,9 +81,10 @@ void substitute_generators(const c10::FunctionSchema& schema, torch::jit::Stack&
 
 void run_and_wait(const c10::accinte::AccInteStream& stream, std::function<void()> kernel) {
   auto error = std::make_shared<std::exception_ptr>();
-  c10::accinte::launch_kernel(stream, [kernel = std::move(kernel), error]() {
+  c10::accinte::launch_kernel(stream, [kernel = std::move(kernel), error,
+                                       caller = CallerState::capture()]() {
     try {
-      CpuKernelScope scope;
+      CpuKernelScope scope(caller);
       kernel();
     } catch (...) {
       *error = std::current_exception();
@@ -100,7 +101,9 @@ at::Tensor device_copy_of(const at::Tensor& host, const c10::accinte::AccInteStr
       host.sizes(), host.strides(), c10::accinte::getDeviceAllocator(),
       c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), host.scalar_type());
   if (out.numel() > 0) {
-    c10::accinte::launch_kernel(stream, [src = host, dst = cpu_alias(out)]() mutable {
+    c10::accinte::launch_kernel(stream, [src = host, dst = cpu_alias(out),
+                                         caller = CallerState::capture()]() mutable {
+      CpuKernelScope scope(caller);
       dst.copy_(src);
     });
   }
@@ -110,7 +113,9 @@ at::Tensor device_copy_of(const at::Tensor& host, const c10::accinte::AccInteStr
 void resize_and_copy(const at::Tensor& device, const at::Tensor& host,
                      const c10::accinte::AccInteStream& stream) {
   device.resize_(host.sizes());
-  c10::accinte::launch_kernel(stream, [src = host, dst = cpu_alias(device)]() mutable {
+  c10::accinte::launch_kernel(stream, [src = host, dst = cpu_alias(device),
+                                       caller = CallerState::capture()]() mutable {
+    CpuKernelScope scope(caller);
     dst.copy_(src);
   });
 }

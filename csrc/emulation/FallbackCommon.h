@@ -9,6 +9,7 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/util/Exception.h>
 
+#include <csrc/emulation/CallerState.h>
 #include <csrc/runtime/AccInteStream.h>
 
 #include <functional>
@@ -69,15 +70,16 @@ struct DiscardWarnings final : c10::WarningHandler {
 };
 
 /// RAII scope of a CPU kernel running for a fallback on a stream's worker:
-/// autograd keys are excluded (autograd already ran on the calling thread;
-/// the kernel is plain computation) and warnings are discarded. The calling
-/// thread already raised the call's own warnings (through the Meta kernel);
-/// what a CPU kernel warns about besides is how it uses its outputs inside
-/// (as scratch of another shape, say), which would be printed at every call.
+/// the thread-local state of the thread that launched it (`caller`, see
+/// Note [accinte kernels see their caller's state]), with the autograd keys
+/// excluded (autograd already ran on the calling thread; the kernel is plain
+/// computation), and warnings discarded. The calling thread already raised
+/// the call's own warnings (through the Meta kernel); what a CPU kernel warns
+/// about besides is how it uses its outputs inside (as scratch of another
+/// shape, say), which would be printed at every call.
 class CpuKernelScope {
  public:
-  CpuKernelScope()
-      : no_autograd_(c10::autograd_dispatch_keyset_with_ADInplaceOrView), quiet_(&discard()) {}
+  explicit CpuKernelScope(const CallerState& caller) : caller_(caller), quiet_(&discard()) {}
   CpuKernelScope(const CpuKernelScope&) = delete;
   CpuKernelScope& operator=(const CpuKernelScope&) = delete;
 
@@ -87,12 +89,12 @@ class CpuKernelScope {
     return handler;
   }
 
-  c10::impl::ExcludeDispatchKeyGuard no_autograd_;
+  CallerStateGuard caller_;
   c10::WarningUtils::WarningHandlerGuard quiet_;
 };
 
 /// For the synchronous paths: runs `kernel` on `stream` inside a
-/// CpuKernelScope, waits for it, and rethrows what it threw, with its type.
+/// CpuKernelScope with the calling thread's state, waits for it, and rethrows what it threw, with its type.
 /// The caller checks first that `stream` is not capturing
 /// (check_not_capturing), since nothing may wait for a capturing stream.
 /// `kernel` owns what it works on (it must not refer to the caller's locals).
