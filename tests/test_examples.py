@@ -40,6 +40,7 @@ SELF_CHECKING = [
     ("bad_input.py", "bad input is refused at the call and the device keeps working"),
     ("cpu_exact.py", "accinte gives the CPU's exact answers"),
     ("libraries.py", "libraries train on accinte as on the CPU"),
+    ("python_kernels_and_waits.py", "Python kernels and host waits share the GIL without deadlock"),
 ]
 
 

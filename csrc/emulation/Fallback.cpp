@@ -246,9 +246,10 @@ bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::St
     targets.clear();
   }
 // LITERALINCLUDE START: EXECUTION FALLBACK KERNEL
-  // The call consumes its stack. A kernel captured in a graph runs once per
-  // replay (Note [accinte graphs]) and so calls a copy; any other runs once
-  // and hands its stack over.
+  // The call consumes its stack, so it gets a copy: the closure keeps its
+  // arguments to release them on the host (Note [accinte kernels release on
+  // the host]), and a kernel captured in a graph runs once per replay (Note
+  // [accinte graphs]).
   const bool captured = c10::accinte::is_stream_capturing(stream);
   c10::accinte::launch_kernel(
       stream,
@@ -259,7 +260,7 @@ bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::St
                     "by a capture that began on another thread while it was being launched");
         ran = true;
         CpuKernelScope scope(caller);
-        torch::jit::Stack run_stack = captured ? cpu_stack : std::move(cpu_stack);
+        torch::jit::Stack run_stack = cpu_stack;
         kernel_op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &run_stack);
         if (copy_results) {
           for (size_t i = 0; i < targets.size(); ++i) {

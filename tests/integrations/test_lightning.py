@@ -77,7 +77,8 @@ def test_fit_validate_predict_float32():
 
 
 def test_fit_bf16_mixed():
-    run_both(LIB, "bf16-mixed", _fit("bf16-mixed"))
+    # Autocast op lists differ between accinte (CUDA's) and the CPU.
+    run_both(LIB, "bf16-mixed", _fit("bf16-mixed"), rtol=1e-2, atol=1e-2)
 
 
 def test_unavailable_devices_are_refused():

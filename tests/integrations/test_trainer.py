@@ -57,9 +57,9 @@ def test_trainer_float32(tmp_path):
 
 
 def test_trainer_bf16_mixed_precision(tmp_path):
-    # accinte's autocast op lists are CUDA's and the CPU's are its own, but the
-    # operators of this model are treated alike by both: bit for bit.
-    run_both(LIB, "bf16 mixed precision", _trainer_run(True, tmp_path))
+    # accinte's autocast op lists are CUDA's, the CPU's are its own: bfloat16
+    # runs agree to bfloat16's precision, not bit for bit.
+    run_both(LIB, "bf16 mixed precision", _trainer_run(True, tmp_path), rtol=1e-2, atol=1e-2)
 
 
 def test_training_arguments_refuse_nothing_else():

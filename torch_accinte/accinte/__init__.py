@@ -55,9 +55,26 @@ from .random import (
     set_rng_state_all,
 )
 from .reductions import ipc_collect
+from .storage import (
+    BFloat16Storage,
+    BoolStorage,
+    ByteStorage,
+    CharStorage,
+    ComplexDoubleStorage,
+    ComplexFloatStorage,
+    DoubleStorage,
+    FloatStorage,
+    HalfStorage,
+    IntStorage,
+    LongStorage,
+    ShortStorage,
+)
 from .streams import Event, Stream, StreamContext, current_stream, default_stream, set_stream, stream
 
 __all__ = [
+    "BFloat16Storage", "BoolStorage", "ByteStorage", "CharStorage", "ComplexDoubleStorage",
+    "ComplexFloatStorage", "DoubleStorage", "FloatStorage", "HalfStorage", "IntStorage",
+    "LongStorage", "ShortStorage",
     "Event", "Graph", "Stream", "StreamContext", "current_device", "current_stream", "default_stream",
     "device", "device_count", "device_of", "empty_cache", "get_amp_supported_dtype",
     "get_device_capability", "get_device_name", "get_device_properties",
