@@ -5,6 +5,7 @@
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGenerator.h>
 #include <csrc/runtime/AccInteGuard.h>
+#include <csrc/runtime/AccInteHostWait.h>
 #include <csrc/runtime/AccInteKernel.h>
 
 #include <c10/util/flat_hash_map.h>
@@ -318,7 +319,12 @@ void AccInteGraph::replay() {
       }
     }, "graph RNG seeds");
   }
-  ACCINTE_CHECK(acGraphLaunch(exec_, stream.stream()));
+  acError_t launched = acSuccess;
+  {
+    HostWaitGuard no_gil; // a full queue waits: Note [accinte launch queue depth]
+    launched = acGraphLaunch(exec_, stream.stream());
+  }
+  ACCINTE_CHECK(launched);
   maybe_block_after_launch(stream);
 }
 // LITERALINCLUDE END: GRAPH REPLAY

@@ -1,5 +1,7 @@
 #include <csrc/runtime/AccInteKernel.h>
 
+#include <csrc/runtime/AccInteHostWait.h>
+
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteGraph.h>
 
@@ -73,7 +75,15 @@ void launch_kernel(const AccInteStream& stream, std::function<void()> kernel, co
     ACCINTE_CHECK(acStreamGetCaptureInfo(stream.stream(), &status, &capture, &graph));
   }
   if (status == acStreamCaptureStatusNone) {
-    ACCINTE_CHECK(acLaunchKernel(stream.stream(), &run_kernel, owned.get()));
+    acError_t launched = acSuccess;
+    {
+      // A launch into a full queue waits for the worker (Note [accinte launch
+      // queue depth]), which may need the GIL to run a Python kernel queued
+      // ahead: Note [accinte host waits and the GIL].
+      HostWaitGuard no_gil;
+      launched = acLaunchKernel(stream.stream(), &run_kernel, owned.get());
+    }
+    ACCINTE_CHECK(launched);
     owned.release(); // the runtime now owns it; run_kernel deletes it
     maybe_block_after_launch(stream);
     return;

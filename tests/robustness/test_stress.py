@@ -106,3 +106,27 @@ def test_producers_are_held_back_by_a_full_queue(cases):
         grown = peak[0] - base_rss
         assert grown < 64 << 20, f"RSS grew by {grown >> 20} MiB"
     """, timeout=120)
+
+
+def test_full_queue_of_python_kernels_does_not_deadlock(cases):
+    # A CPU kernel written in Python runs on the stream's worker, which takes
+    # the GIL; a launch into a full queue must wait without holding it.
+    cases.check("""
+        lib = torch.library.Library("robust_gil", "DEF")
+        lib.define("slow_double(Tensor x) -> Tensor")
+        def slow_double(x):
+            time.sleep(0.001)
+            return x * 2
+        lib.impl("slow_double", slow_double, "CPU")
+        lib.impl("slow_double", lambda x: torch.empty_like(x), "Meta")
+        x = torch.arange(4.0, device="accinte")
+        copy = torch.empty(4, device="accinte")
+        for _ in range(1500):                 # more than the queue's 1024
+            y = torch.ops.robust_gil.slow_double(x)
+            # PyTorch's binding of UntypedStorage.copy_ keeps the GIL while
+            # it launches the copy.
+            copy.untyped_storage().copy_(x.untyped_storage())
+        torch.accinte.synchronize()
+        assert torch.equal(y.cpu(), torch.arange(4.0) * 2)
+        assert torch.equal(copy.cpu(), torch.arange(4.0))
+    """, timeout=60)

@@ -17,6 +17,7 @@
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteGuard.h>
 #include <csrc/runtime/AccInteHostAllocator.h>
+#include <csrc/runtime/AccInteHostWait.h>
 #include <csrc/runtime/AccInteGraph.h>
 #include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>
@@ -48,8 +49,15 @@ void enqueue_copy(const AccInteStream& stream, const at::Tensor& src, const at::
         check_kernel_argument(*t);
       }
     }
-    ACCINTE_CHECK(acMemcpyAsync(dst.data_ptr(), src.const_data_ptr(), src.nbytes(),
-                                acMemcpyDefault, stream.stream()));
+    acError_t queued = acSuccess;
+    {
+      // A full queue waits: Note [accinte launch queue depth] and Note
+      // [accinte host waits and the GIL].
+      c10::accinte::HostWaitGuard no_gil;
+      queued = acMemcpyAsync(dst.data_ptr(), src.const_data_ptr(), src.nbytes(), acMemcpyDefault,
+                             stream.stream());
+    }
+    ACCINTE_CHECK(queued);
     c10::accinte::maybe_block_after_launch(stream);
     return;
   }

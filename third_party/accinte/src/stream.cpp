@@ -118,9 +118,9 @@ void Stream::clearCapture() {
 //     work): the worker would wait for a queue that only workers drain;
 //   - work handed to a capture, which is not queued at all.
 // The wait holds no lock of the runtime but the stream's own (released while
-// waiting). The runtime knows nothing of Python: a Python caller that blocks
-// here keeps the GIL, so no task may need the GIL to finish (see
-// docs/chapters/robustness.md).
+// waiting). The runtime knows nothing of Python: a queued task may need the
+// GIL (a CPU kernel written in Python), so the backend releases the GIL
+// around its launches (HostWaitGuard in csrc/runtime/AccInteKernel.cpp).
 // LITERALINCLUDE START: GRAPH STREAM ENQUEUE
 acError_t Stream::enqueue(Task task, const char* kind, WhenFull whenFull) {
   {
