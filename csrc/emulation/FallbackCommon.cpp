@@ -79,19 +79,38 @@ void substitute_generators(const c10::FunctionSchema& schema, torch::jit::Stack&
 }
 // LITERALINCLUDE END: GENERATOR FALLBACK ENGINES
 
-void run_and_wait(const c10::accinte::AccInteStream& stream, std::function<void()> kernel) {
+size_t run_and_wait(const c10::accinte::AccInteStream& stream, std::function<void()> kernel,
+                    bool quiet) {
   auto error = std::make_shared<std::exception_ptr>();
-  c10::accinte::launch_kernel(stream, [kernel = std::move(kernel), error]() {
+  auto warned = std::make_shared<CollectWarnings>();
+  c10::accinte::launch_kernel(stream, [kernel = std::move(kernel), error, warned]() {
     try {
-      CpuKernelScope scope;
+      CpuKernelScope scope(warned.get());
       kernel();
     } catch (...) {
       *error = std::current_exception();
     }
   });
   stream.synchronize();
+  if (!quiet) {
+    for (const c10::Warning& warning : warned->warnings) {
+      c10::warn(warning);
+    }
+  }
   if (*error) {
     std::rethrow_exception(*error);
+  }
+  return warned->warnings.size();
+}
+
+void check_outputs_on_device(c10::ArrayRef<c10::IValue> args, const std::vector<int>& mutated,
+                             c10::Device device) {
+  for (const int j : mutated) {
+    for_each_tensor(args[j], [&](const at::Tensor& t) {
+      TORCH_CHECK(!t.defined() || t.device() == device,
+                  "Expected all tensors to be on the same device, but found at least two "
+                  "devices, ", device, " and ", t.device(), "!");
+    });
   }
 }
 
