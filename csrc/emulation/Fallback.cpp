@@ -270,14 +270,26 @@ void accinte_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     if (!record->asynchronous || !launch_async(call, *record)) {
       run_sync(op, stack);
     }
-  } else if (c10::accinte::is_stream_capturing(call.stream)) {
-    // Nothing may wait for a capturing stream: the Meta kernel plans alone.
-    const auto meta = meta_record(op, plan, args, /*quiet=*/false);
-    if (!meta || !launch_async(call, *meta)) {
-      run_sync(op, stack); // refuses, naming the operator
-    }
   } else {
-    run_first_call(op, plan, stack, std::move(*signature));
+    // The first call of a signature: checked on host stand-ins, recorded,
+    // queued. Where stand-ins cannot decide, the real call runs
+    // synchronously, except while capturing: nothing may wait for a
+    // capturing stream, so the Meta kernel plans the call alone.
+    const auto meta = meta_record(op, plan, args, /*quiet=*/true);
+    const auto checked = meta ? check_on_stand_ins(op, plan, args, *meta) : std::nullopt;
+    if (checked) {
+      remember_launch(*signature, *checked);
+      if (launch_async(call, *checked)) {
+        return;
+      }
+    }
+    if (c10::accinte::is_stream_capturing(call.stream)) {
+      if (!meta || !launch_async(call, *meta)) {
+        run_sync(op, stack); // refuses, naming the operator
+      }
+      return;
+    }
+    run_first_call(op, plan, stack, std::move(*signature), meta);
   }
 }
 // LITERALINCLUDE END: FALLBACK GLOBAL

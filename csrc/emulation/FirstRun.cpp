@@ -1,11 +1,16 @@
 #include <csrc/emulation/FirstRun.h>
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/EmptyTensor.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <csrc/emulation/CpuAlias.h>
 #include <csrc/emulation/CpuArguments.h>
 #include <csrc/emulation/FallbackCommon.h>
 #include <csrc/emulation/FallbackSync.h>
+#include <csrc/emulation/LayoutAlias.h>
 #include <csrc/runtime/AccInteDeviceAllocator.h>
 #include <csrc/runtime/AccInteGuard.h>
 #include <csrc/runtime/AccInteStream.h>
@@ -85,15 +90,99 @@ bool same_bytes(const at::Tensor& a, const at::Tensor& b) {
   return std::memcmp(a.const_data_ptr(), b.const_data_ptr(), span) == 0;
 }
 
-// LITERALINCLUDE START: EXECUTION OUT ROUTE
-// Runs the out= overload into fresh outputs laid out as the functional
-// operator's `results` and compares the bytes. A kernel that treats a
-// preallocated output otherwise (binary_cross_entropy.out into a 0-dim
-// output reduces differently on the CPU itself) or that cannot write this
-// layout fails the comparison, and its calls keep the functional operator.
-bool out_route_agrees(const c10::OperatorHandle& op, const OpPlan& plan,
-                      c10::ArrayRef<IValue> args, c10::ArrayRef<IValue> results,
-                      const c10::accinte::AccInteStream& stream) {
+// Stand-ins are at most this large in all; a call on more memory runs
+// synchronously the first time instead.
+constexpr size_t kStandInBudget = size_t{64} << 20;
+
+bool is_generator_type(const c10::TypePtr& type) {
+  const auto* optional = type->castRaw<c10::OptionalType>();
+  return (optional != nullptr ? optional->getElementType() : type)->kind() ==
+         c10::TypeKind::GeneratorType;
+}
+
+// Made-up values for a stand-in storage, viewed as `dtype`: uniform in
+// [0, 1) for floating and complex types, 0 or 1 for integers and bools
+// (valid indices into any non-empty dimension); zeros where the CPU cannot
+// draw the dtype.
+void fill_stand_in(const at::Tensor& bytes, at::ScalarType dtype, at::Generator& generator) {
+  const int64_t itemsize = static_cast<int64_t>(c10::elementSize(dtype));
+  const int64_t n = bytes.numel() / itemsize;
+  try {
+    if (n > 0) {
+      at::Tensor values = bytes.narrow(0, 0, n * itemsize).view(dtype);
+      if (at::isFloatingType(dtype) || at::isComplexType(dtype)) {
+        values.uniform_(0, 1, generator);
+      } else {
+        values.random_(0, 2, generator);
+      }
+    }
+  } catch (const std::exception&) {
+    bytes.zero_();
+  }
+}
+
+// LITERALINCLUDE START: EXECUTION STAND INS
+// The call's arguments with every accinte tensor replaced by a stand-in: a
+// CPU tensor of the same layout over fresh host memory holding made-up
+// values, tensors sharing a device storage sharing a stand-in storage (so
+// overlap checks see what the call shares); generators replaced by a fresh
+// CPU generator (the device's and the CPU's default ones must not advance).
+// nullopt for sparse or nested arguments, or past kStandInBudget.
+std::optional<torch::jit::Stack> stand_ins(const c10::FunctionSchema& schema,
+                                           c10::ArrayRef<IValue> args) {
+  std::vector<std::pair<const c10::StorageImpl*, c10::Storage>> storages;
+  at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(/*seed_in=*/0);
+  size_t bytes = 0;
+  bool possible = true;
+  torch::jit::Stack stack;
+  stack.reserve(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const IValue& value = args[i];
+    if (is_generator_type(schema.arguments()[i].type())) {
+      stack.emplace_back(at::make_generator<at::CPUGeneratorImpl>(/*seed_in=*/0));
+      continue;
+    }
+    if (value.isDevice() && value.toDevice().is_privateuseone()) {
+      stack.emplace_back(c10::Device(c10::kCPU));
+      continue;
+    }
+    stack.push_back(map_tensors(value, [&](const at::Tensor& t) -> at::Tensor {
+      if (!possible || !t.defined() || !t.is_privateuseone()) {
+        return t;
+      }
+      possible = !has_components(t);
+      const c10::StorageImpl* key = t.storage().unsafeGetStorageImpl();
+      for (const auto& [device, host] : storages) {
+        if (device == key) {
+          return cpu_alias_in(t, host);
+        }
+      }
+      const size_t nbytes = t.storage().nbytes();
+      bytes += nbytes;
+      possible = possible && bytes <= kStandInBudget;
+      if (!possible) {
+        return t;
+      }
+      at::Tensor block = at::empty({static_cast<int64_t>(nbytes)}, at::kByte);
+      fill_stand_in(block, t.scalar_type(), generator);
+      storages.emplace_back(key, block.storage());
+      return cpu_alias_in(t, storages.back().second);
+    }));
+  }
+  if (!possible) {
+    return std::nullopt;
+  }
+  return stack;
+}
+// LITERALINCLUDE END: EXECUTION STAND INS
+
+// Runs the out= overload on the stand-ins `inputs` into outputs laid out as
+// the functional operator's `results` and compares the bytes. A kernel that
+// treats a preallocated output otherwise (binary_cross_entropy.out into a
+// 0-dim output reduces another way, on the CPU itself) or that cannot
+// write this layout fails, and the calls keep the functional operator.
+bool out_route_agrees(const OpPlan& plan, const torch::jit::Stack& inputs,
+                      c10::ArrayRef<IValue> results) {
   if (!plan.out_variant || plan.draws_random || !plan.mutated_args.empty()) {
     return false; // no overload, or one that would draw or write twice
   }
@@ -105,35 +194,30 @@ bool out_route_agrees(const c10::OperatorHandle& op, const OpPlan& plan,
   if (!all_fresh) {
     return false;
   }
-  CpuArguments cpu = cpu_arguments(op.schema(), args);
-  std::vector<at::Tensor> outputs; // device memory the trial writes
+  torch::jit::Stack stack = inputs;
   std::vector<at::Tensor> got;
   std::vector<at::Tensor> expected;
   for (const IValue& result : results) {
-    cpu.stack.push_back(map_tensors(result, [&](const at::Tensor& t) {
-      outputs.push_back(at::detail::empty_strided_generic(
-          t.sizes(), t.strides(), c10::accinte::getDeviceAllocator(),
-          c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), t.scalar_type()));
-      got.push_back(cpu_alias(outputs.back()));
-      expected.push_back(cpu_alias(t));
+    stack.push_back(map_tensors(result, [&](const at::Tensor& t) {
+      got.push_back(at::empty_strided(t.sizes(), t.strides(), t.options()));
+      expected.push_back(t);
       return got.back();
     }));
   }
-  auto stack = std::make_shared<torch::jit::Stack>(std::move(cpu.stack));
-  auto agrees = std::make_shared<bool>(false);
   try {
-    run_and_wait(stream, [out_op = *plan.out_variant, stack, got, expected, agrees]() {
-      out_op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack.get());
-      bool same = true;
-      for (size_t i = 0; i < got.size() && same; ++i) {
-        same = same_bytes(got[i], expected[i]);
-      }
-      *agrees = same;
-    }, /*quiet=*/true);
+    DiscardWarnings discard;
+    c10::WarningUtils::WarningHandlerGuard quiet(&discard);
+    plan.out_variant->redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &stack);
   } catch (const std::exception&) {
     return false;
   }
-  return *agrees;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (got[i].is_conj() != expected[i].is_conj() || got[i].is_neg() != expected[i].is_neg() ||
+        !same_bytes(got[i], expected[i])) {
+      return false;
+    }
+  }
+  return true;
 }
 // LITERALINCLUDE END: EXECUTION OUT ROUTE
 
@@ -170,7 +254,12 @@ std::optional<LaunchRecord> meta_record(const c10::OperatorHandle& op, const OpP
     } else if (value.isDevice() && value.toDevice().is_privateuseone()) {
       meta_stack.emplace_back(c10::Device(c10::kMeta));
     } else {
-      meta_stack.push_back(map_tensors(value, meta_mirror));
+      meta_stack.push_back(map_tensors(value, [](const at::Tensor& t) {
+        // A Python scalar stays a CPU scalar: Python Meta kernels expect it so.
+        return t.defined() && t.is_cpu() && t.unsafeGetTensorImpl()->is_wrapped_number()
+                   ? t
+                   : meta_mirror(t);
+      }));
     }
   }
   for (const int j : plan.mutated_args) {
@@ -192,11 +281,45 @@ std::optional<LaunchRecord> meta_record(const c10::OperatorHandle& op, const OpP
 }
 
 // LITERALINCLUDE START: EXECUTION FIRST RUN
+std::optional<LaunchRecord> check_on_stand_ins(const c10::OperatorHandle& op, const OpPlan& plan,
+                                               c10::ArrayRef<IValue> args,
+                                               const LaunchRecord& meta) {
+  std::optional<torch::jit::Stack> stack = stand_ins(op.schema(), args);
+  if (!stack) {
+    return std::nullopt;
+  }
+  const torch::jit::Stack inputs = *stack; // the same tensors, kept past the call
+  CollectWarnings warned;
+  try {
+    c10::WarningUtils::WarningHandlerGuard collect(&warned);
+    c10::impl::ExcludeDispatchKeyGuard no_autograd(c10::autograd_dispatch_keyset_with_ADInplaceOrView);
+    op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &*stack);
+  } catch (const std::exception&) {
+    return std::nullopt; // the real call shows whether the error was the stand-ins' values
+  }
+  if (!warned.warnings.empty() || stack->size() != plan.returns.size()) {
+    return std::nullopt; // a warning must reach the caller at every call
+  }
+  LaunchRecord record;
+  record.mirrors.resize(args.size());
+  for (const int j : plan.mutated_args) {
+    record.mirrors[j] = map_tensors(inputs[j], meta_mirror);
+  }
+  for (const IValue& result : *stack) {
+    record.returns.push_back(map_tensors(result, meta_mirror));
+  }
+  if (!meta_agrees(plan, meta, record) || fresh_result_aliases(plan, *stack, inputs)) {
+    return std::nullopt;
+  }
+  record.asynchronous = true;
+  record.out_route = out_route_agrees(plan, inputs, *stack);
+  return record;
+}
+
 void run_first_call(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::Stack* stack,
-                    std::string signature) {
+                    std::string signature, const std::optional<LaunchRecord>& meta) {
   const size_t num_args = op.schema().arguments().size();
   const std::vector<IValue> args(stack->end() - num_args, stack->end()); // the stack is consumed
-  const std::optional<LaunchRecord> meta = meta_record(op, plan, args, /*quiet=*/true);
   const size_t warnings = run_sync(op, stack); // throws the CPU's error, at the call
 
   const c10::ArrayRef<IValue> results(stack->data() + stack->size() - plan.returns.size(),
@@ -211,12 +334,6 @@ void run_first_call(const c10::OperatorHandle& op, const OpPlan& plan, torch::ji
   }
   record.asynchronous = meta && warnings == 0 && meta_agrees(plan, *meta, record) &&
                         !fresh_result_aliases(plan, results, args);
-  if (record.asynchronous) {
-    const c10::Device device = call_device(args, plan.accepts_host_tensors);
-    c10::accinte::AccInteGuard guard(device.index());
-    record.out_route = out_route_agrees(op, plan, args, results,
-                                        c10::accinte::getCurrentAccInteStream(device.index()));
-  }
   remember_launch(std::move(signature), std::move(record));
 }
 // LITERALINCLUDE END: EXECUTION FIRST RUN

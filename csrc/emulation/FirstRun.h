@@ -26,14 +26,24 @@ at::Tensor meta_mirror(const at::Tensor& t);
 std::optional<LaunchRecord> meta_record(const c10::OperatorHandle& op, const OpPlan& plan,
                                         c10::ArrayRef<c10::IValue> args, bool quiet);
 
-/// Runs the first call of `signature` synchronously (run_sync: the CPU
-/// kernel's errors and warnings reach the caller) and, if it succeeded,
-/// records what it showed: the layouts of the outputs, whether later calls
-/// may be queued, and whether the out= overload writes the functional
-/// operator's bytes (run once more into outputs of the same layouts and
-/// compared, for operators that draw no random numbers and write no
-/// argument).
+/// Validates the first call of a signature on the host, without waiting for
+/// the device: runs the CPU kernel on stand-ins (CPU tensors of the same
+/// layouts, sharing storage as the arguments do, holding made-up values) on
+/// the calling thread. Returns the record for the signature if that run
+/// succeeded without a warning and agrees with `meta` (what the Meta kernel
+/// said), with `out_route` set if the out= overload, run on the same
+/// stand-ins into outputs of the same layouts, wrote the same bytes; nullopt
+/// otherwise (then run_first_call decides on the real arguments).
+std::optional<LaunchRecord> check_on_stand_ins(const c10::OperatorHandle& op, const OpPlan& plan,
+                                               c10::ArrayRef<c10::IValue> args,
+                                               const LaunchRecord& meta);
+
+/// Runs the first call of `signature` synchronously on its real arguments
+/// (run_sync: the CPU kernel's errors and warnings reach the caller) and, if
+/// it succeeded, records what it showed: the layouts of the outputs, and
+/// whether later calls may be queued (no warning, no result aliasing an
+/// input, agreement with `meta`). Such calls run the functional operator.
 void run_first_call(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::Stack* stack,
-                    std::string signature);
+                    std::string signature, const std::optional<LaunchRecord>& meta);
 
 } // namespace at::native::accinte
