@@ -173,17 +173,25 @@ std::vector<IValue> device_outputs(const Call& call, const LaunchRecord& record,
 // the functional operator runs and its results are copied into them.
 void queue_kernel(const Call& call, const LaunchRecord& record, CpuArguments cpu,
                   const std::vector<IValue>& fresh) {
+  std::vector<std::pair<at::Tensor, at::Tensor>> to_settle = cpu.to_settle();
   std::vector<IValue> targets;
-  for (const IValue& out : fresh) {
-    targets.push_back(map_tensors(out, [](const at::Tensor& t) {
-      return t.defined() ? cpu_alias(t) : t;
-    }));
-  }
   c10::OperatorHandle kernel_op = call.op;
   if (!fresh.empty() && record.out_route) {
+    // Some out= kernels use their output as scratch of another shape
+    // (mse_loss.out): resizable aliases, settled like written arguments.
     kernel_op = *call.plan.out_variant;
-    cpu.stack.insert(cpu.stack.end(), targets.begin(), targets.end());
-    targets.clear();
+    for (const IValue& out : fresh) {
+      cpu.stack.push_back(map_tensors(out, [&](const at::Tensor& t) {
+        to_settle.emplace_back(resizable_cpu_alias(t), cpu_alias(t));
+        return to_settle.back().first;
+      }));
+    }
+  } else {
+    for (const IValue& out : fresh) {
+      targets.push_back(map_tensors(out, [](const at::Tensor& t) {
+        return t.defined() ? cpu_alias(t) : t;
+      }));
+    }
   }
   // The call consumes its stack. A kernel captured in a graph runs once per
   // replay (Note [accinte graphs]) and so calls a copy; any other runs once
@@ -192,7 +200,7 @@ void queue_kernel(const Call& call, const LaunchRecord& record, CpuArguments cpu
   c10::accinte::launch_kernel(
       call.stream,
       [kernel_op, cpu_stack = std::move(cpu.stack), targets = std::move(targets),
-       to_settle = cpu.to_settle(), captured, ran = false]() mutable {
+       to_settle = std::move(to_settle), captured, ran = false]() mutable {
         TORCH_CHECK(captured || !ran, "accinte: ", kernel_op.schema().name(), " was captured "
                     "by a capture that began on another thread while it was being launched");
         ran = true;

@@ -49,6 +49,9 @@ bool same_shape(const IValue& meta, const IValue& real) {
 }
 
 bool meta_agrees(const OpPlan& plan, const LaunchRecord& meta, const LaunchRecord& real) {
+  if (!meta.from_meta) {
+    return true; // outputs given by the caller: their shapes are not the data's
+  }
   bool agrees = meta.returns.size() == real.returns.size();
   for (size_t i = 0; agrees && i < real.returns.size(); ++i) {
     agrees = same_shape(meta.returns[i], real.returns[i]);
@@ -219,7 +222,6 @@ bool out_route_agrees(const OpPlan& plan, const torch::jit::Stack& inputs,
   }
   return true;
 }
-// LITERALINCLUDE END: EXECUTION OUT ROUTE
 
 } // namespace
 
@@ -244,10 +246,24 @@ at::Tensor meta_mirror(const at::Tensor& t) {
 
 std::optional<LaunchRecord> meta_record(const c10::OperatorHandle& op, const OpPlan& plan,
                                         c10::ArrayRef<IValue> args, bool quiet) {
-  torch::jit::Stack meta_stack;
-  meta_stack.reserve(args.size());
   LaunchRecord record;
   record.mirrors.resize(args.size());
+  record.asynchronous = true;
+  if (plan.outputs_given) {
+    // In-place and out= calls: the written arguments as they are. A Python
+    // Meta kernel would only repeat (and warn about) what the CPU kernel
+    // checks, and the shapes cannot depend on the data of outputs given.
+    for (const int j : plan.mutated_args) {
+      record.mirrors[j] = map_tensors(args[j], meta_mirror);
+    }
+    for (const OpPlan::ReturnInfo& ret : plan.returns) {
+      record.returns.push_back(record.mirrors[ret.arg]);
+    }
+    return record;
+  }
+  record.from_meta = true;
+  torch::jit::Stack meta_stack;
+  meta_stack.reserve(args.size());
   for (const IValue& value : args) {
     if (value.isGenerator()) {
       meta_stack.emplace_back(); // Meta kernels draw nothing
@@ -276,7 +292,6 @@ std::optional<LaunchRecord> meta_record(const c10::OperatorHandle& op, const OpP
     return std::nullopt;
   }
   record.returns = std::move(meta_stack);
-  record.asynchronous = true;
   return record;
 }
 

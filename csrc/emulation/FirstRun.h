@@ -21,8 +21,10 @@ at::Tensor meta_mirror(const at::Tensor& t);
 
 /// What the Meta kernel says of a call of `op` with `args`: its returns, and
 /// the mirrors of the written arguments as it left them; nullopt if it
-/// throws. With `quiet`, the Meta kernel's warnings are dropped (the CPU
-/// kernel raises the call's own).
+/// throws. With `quiet`, the Meta kernel's C++ warnings are dropped (the CPU
+/// kernel raises the call's own). For in-place and out= overloads
+/// (OpPlan::outputs_given) the Meta kernel does not run: the record holds
+/// the written arguments as they are.
 std::optional<LaunchRecord> meta_record(const c10::OperatorHandle& op, const OpPlan& plan,
                                         c10::ArrayRef<c10::IValue> args, bool quiet);
 

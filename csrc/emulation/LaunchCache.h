@@ -43,6 +43,9 @@ struct LaunchRecord {
   /// gave the functional operator's bytes; otherwise later calls run the
   /// functional operator and copy its results into the outputs.
   bool out_route = false;
+  /// For a record that only plans (meta_record): the Meta kernel computed
+  /// it, rather than taking the written arguments as they are.
+  bool from_meta = false;
 };
 
 /// The signature of a call, or nullopt if an argument is of a kind it does

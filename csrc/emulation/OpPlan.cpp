@@ -117,6 +117,10 @@ std::unique_ptr<OpPlan> make_plan(const c10::OperatorHandle& op) {
   const std::string& name = schema.name();
   plan->accepts_host_tensors = name == "aten::index" || name == "aten::index_put_" ||
                                name == "aten::_index_put_impl_" || name == "aten::index_put";
+  plan->outputs_given = !plan->mutated_args.empty();
+  for (const auto& ret : plan->returns) {
+    plan->outputs_given &= ret.kind == OpPlan::Return::kMutated;
+  }
   for (const auto& arg : args) {
     const c10::TypePtr& type = arg.type();
     const auto* optional = type->castRaw<c10::OptionalType>();

@@ -39,6 +39,9 @@ struct OpPlan {
   bool accepts_host_tensors = false;
   /// The operator takes a generator: it draws random numbers.
   bool draws_random = false;
+  /// Every return is a written argument (in-place and out= overloads): the
+  /// outputs exist before the call.
+  bool outputs_given = false;
 };
 
 /// The plan of `op`, computed on first use and cached; thread-safe.
