@@ -243,7 +243,7 @@ bool launch_async(const Call& call, const LaunchRecord& record) {
     return false;
   }
   // 2. CPU aliases of the arguments as the call passed them.
-  CpuArguments cpu = cpu_arguments(call.op.schema(), call.args);
+  CpuArguments cpu = cpu_aliases(call.op.schema(), call.args);
   substitute_generators(call.op.schema(), cpu.stack, 0, call.device.index());
   c10::accinte::AccInteGuard guard(call.device.index());
   std::vector<IValue> fresh;

@@ -128,7 +128,19 @@ at::Tensor device_copy_of(const at::Tensor& host, const c10::accinte::AccInteStr
 
 void resize_and_copy(const at::Tensor& device, const at::Tensor& host,
                      const c10::accinte::AccInteStream& stream) {
+  const auto* base = static_cast<const char*>(device.storage().data());
+  if (host.storage().data() == base && base != nullptr) {
+    // The kernel laid the tensor out anew inside its own memory (a linalg
+    // out= kernel making it column-major, say): the device tensor takes that
+    // layout, as the CPU's does; its bytes are already there. (Its host
+    // storage starts where the device storage does, so offsets agree.)
+    device.as_strided_(host.sizes(), host.strides(), host.storage_offset());
+    return;
+  }
   device.resize_(host.sizes());
+  if (host.is_non_overlapping_and_dense() && device.strides() != host.strides()) {
+    device.as_strided_(host.sizes(), host.strides(), device.storage_offset());
+  }
   c10::accinte::launch_kernel(stream, [src = host, dst = cpu_alias(device)]() mutable {
     dst.copy_(src);
   });

@@ -121,9 +121,10 @@ void check_outputs_on_device(c10::ArrayRef<c10::IValue> args, const std::vector<
 /// `host`'s value by a kernel queued on `stream` (`host` is a CPU tensor).
 at::Tensor device_copy_of(const at::Tensor& host, const c10::accinte::AccInteStream& stream);
 
-/// For an argument that a CPU kernel resized while writing it: resizes the
-/// device tensor `device` to `host`'s sizes, then copies `host` (the CPU
-/// tensor the kernel wrote) into it by a kernel queued on `stream`.
+/// For an argument that a CPU kernel resized while writing it: gives the
+/// device tensor `device` the sizes and strides of `host` (the CPU tensor the
+/// kernel wrote). If `host` still lies in `device`'s memory, only the layout
+/// changes; otherwise `host` is copied in by a kernel queued on `stream`.
 void resize_and_copy(const at::Tensor& device, const at::Tensor& host,
                      const c10::accinte::AccInteStream& stream);
 

@@ -35,7 +35,7 @@ size_t run_sync(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
                     .c_str());
   }
 
-  CpuArguments cpu = cpu_arguments(schema, args);
+  CpuArguments cpu = cpu_aliases(schema, args);
   substitute_generators(schema, cpu.stack, 0, device.index());
   auto cpu_stack = std::make_shared<torch::jit::Stack>(std::move(cpu.stack));
   const size_t warnings = run_and_wait(stream, [op, cpu_stack, to_settle = cpu.to_settle()]() {

@@ -2,7 +2,6 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/EmptyTensor.h>
-#include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
@@ -10,7 +9,6 @@
 #include <csrc/emulation/CpuArguments.h>
 #include <csrc/emulation/FallbackCommon.h>
 #include <csrc/emulation/FallbackSync.h>
-#include <csrc/emulation/LayoutAlias.h>
 #include <csrc/runtime/AccInteDeviceAllocator.h>
 #include <csrc/runtime/AccInteGuard.h>
 #include <csrc/runtime/AccInteStream.h>
@@ -103,79 +101,24 @@ bool is_generator_type(const c10::TypePtr& type) {
          c10::TypeKind::GeneratorType;
 }
 
-// Made-up values for a stand-in storage, viewed as `dtype`: uniform in
-// [0, 1) for floating and complex types, 0 or 1 for integers and bools
-// (valid indices into any non-empty dimension); zeros where the CPU cannot
-// draw the dtype.
-void fill_stand_in(const at::Tensor& bytes, at::ScalarType dtype, at::Generator& generator) {
-  const int64_t itemsize = static_cast<int64_t>(c10::elementSize(dtype));
-  const int64_t n = bytes.numel() / itemsize;
-  try {
-    if (n > 0) {
-      at::Tensor values = bytes.narrow(0, 0, n * itemsize).view(dtype);
-      if (at::isFloatingType(dtype) || at::isComplexType(dtype)) {
-        values.uniform_(0, 1, generator);
-      } else {
-        values.random_(0, 2, generator);
-      }
-    }
-  } catch (const std::exception&) {
-    bytes.zero_();
-  }
-}
-
 // LITERALINCLUDE START: EXECUTION STAND INS
-// The call's arguments with every accinte tensor replaced by a stand-in: a
-// CPU tensor of the same layout over fresh host memory holding made-up
-// values, tensors sharing a device storage sharing a stand-in storage (so
-// overlap checks see what the call shares); generators replaced by a fresh
-// CPU generator (the device's and the CPU's default ones must not advance).
+// The call's arguments with every accinte tensor replaced by a stand-in
+// (CpuArguments.h, HostMemory::kStandIns) and every generator by a fresh CPU
+// generator: the device's and the CPU's default ones must not advance.
 // nullopt for sparse or nested arguments, or past kStandInBudget.
 std::optional<torch::jit::Stack> stand_ins(const c10::FunctionSchema& schema,
                                            c10::ArrayRef<IValue> args) {
-  std::vector<std::pair<const c10::StorageImpl*, c10::Storage>> storages;
-  at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(/*seed_in=*/0);
-  size_t bytes = 0;
-  bool possible = true;
-  torch::jit::Stack stack;
-  stack.reserve(args.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    const IValue& value = args[i];
-    if (is_generator_type(schema.arguments()[i].type())) {
-      stack.emplace_back(at::make_generator<at::CPUGeneratorImpl>(/*seed_in=*/0));
-      continue;
-    }
-    if (value.isDevice() && value.toDevice().is_privateuseone()) {
-      stack.emplace_back(c10::Device(c10::kCPU));
-      continue;
-    }
-    stack.push_back(map_tensors(value, [&](const at::Tensor& t) -> at::Tensor {
-      if (!possible || !t.defined() || !t.is_privateuseone()) {
-        return t;
-      }
-      possible = !has_components(t);
-      const c10::StorageImpl* key = t.storage().unsafeGetStorageImpl();
-      for (const auto& [device, host] : storages) {
-        if (device == key) {
-          return cpu_alias_in(t, host);
-        }
-      }
-      const size_t nbytes = t.storage().nbytes();
-      bytes += nbytes;
-      possible = possible && bytes <= kStandInBudget;
-      if (!possible) {
-        return t;
-      }
-      at::Tensor block = at::empty({static_cast<int64_t>(nbytes)}, at::kByte);
-      fill_stand_in(block, t.scalar_type(), generator);
-      storages.emplace_back(key, block.storage());
-      return cpu_alias_in(t, storages.back().second);
-    }));
-  }
-  if (!possible) {
+  std::optional<CpuArguments> cpu =
+      cpu_arguments(schema, args, HostMemory::kStandIns, /*components=*/false, kStandInBudget);
+  if (!cpu) {
     return std::nullopt;
   }
-  return stack;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (is_generator_type(schema.arguments()[i].type())) {
+      cpu->stack[i] = at::make_generator<at::CPUGeneratorImpl>(/*seed_in=*/0);
+    }
+  }
+  return std::move(cpu->stack);
 }
 // LITERALINCLUDE END: EXECUTION STAND INS
 

@@ -106,7 +106,7 @@ void layout_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   }
 
   // 1. Host aliases of the arguments (metadata only: no device memory read).
-  CpuArguments cpu = cpu_arguments(schema, args, /*components=*/true);
+  CpuArguments cpu = cpu_aliases(schema, args, /*components=*/true);
 
   // 2. The CPU's kernel, on the stream, waited for.
   auto cpu_stack = std::make_shared<torch::jit::Stack>(std::move(cpu.stack));
