@@ -53,6 +53,9 @@ class HostStorages {
         return {};
       }
       at::Tensor block = at::empty({static_cast<int64_t>(nbytes)}, at::kByte);
+      if (!generator_.defined()) {
+        generator_ = at::make_generator<at::CPUGeneratorImpl>(/*seed_in=*/0);
+      }
       fill_stand_in(block, t.scalar_type(), generator_);
       storages_.emplace_back(key, block.storage());
     }
@@ -63,7 +66,7 @@ class HostStorages {
   HostMemory memory_;
   size_t max_bytes_;
   size_t bytes_ = 0;
-  at::Generator generator_ = at::make_generator<at::CPUGeneratorImpl>(/*seed_in=*/0);
+  at::Generator generator_; // made for the first stand-in: costly to seed
   std::vector<std::pair<const c10::StorageImpl*, c10::Storage>> storages_;
 };
 
