@@ -12,7 +12,9 @@
 // way. The CPU runs these variants with kernels of their own, so accinte
 // registers the global fallback for them by name: the CPU's functional (or
 // in-place) kernel then runs, and the engine uses the out= overload only
-// where it was shown to give the same bytes (Note [accinte fallback]).
+// where it was shown to give the same bytes (Note [accinte fallback]). The
+// same idea as AccInteShadowedComposites.cpp (Note [accinte shadowed
+// composites]), for the one composite key that exists only to call out=.
 #include <torch/library.h>
 
 #include <csrc/emulation/Fallback.h>

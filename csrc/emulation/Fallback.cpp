@@ -200,11 +200,12 @@ void queue_kernel(const Call& call, const LaunchRecord& record, CpuArguments cpu
   c10::accinte::launch_kernel(
       call.stream,
       [kernel_op, cpu_stack = std::move(cpu.stack), targets = std::move(targets),
-       to_settle = std::move(to_settle), captured, ran = false]() mutable {
+       to_settle = std::move(to_settle), captured, ran = false,
+       caller = CallerState::capture()]() mutable {
         TORCH_CHECK(captured || !ran, "accinte: ", kernel_op.schema().name(), " was captured "
                     "by a capture that began on another thread while it was being launched");
         ran = true;
-        CpuKernelScope scope;
+        CpuKernelScope scope(caller);
         torch::jit::Stack run_stack = captured ? cpu_stack : std::move(cpu_stack);
         try {
           kernel_op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &run_stack);

@@ -83,9 +83,10 @@ size_t run_and_wait(const c10::accinte::AccInteStream& stream, std::function<voi
                     bool quiet) {
   auto error = std::make_shared<std::exception_ptr>();
   auto warned = std::make_shared<CollectWarnings>();
-  c10::accinte::launch_kernel(stream, [kernel = std::move(kernel), error, warned]() {
+  c10::accinte::launch_kernel(stream, [kernel = std::move(kernel), error, warned,
+                                       caller = CallerState::capture()]() {
     try {
-      CpuKernelScope scope(warned.get());
+      CpuKernelScope scope(caller, warned.get());
       kernel();
     } catch (...) {
       *error = std::current_exception();
@@ -119,7 +120,9 @@ at::Tensor device_copy_of(const at::Tensor& host, const c10::accinte::AccInteStr
       host.sizes(), host.strides(), c10::accinte::getDeviceAllocator(),
       c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), host.scalar_type());
   if (out.numel() > 0) {
-    c10::accinte::launch_kernel(stream, [src = host, dst = cpu_alias(out)]() mutable {
+    c10::accinte::launch_kernel(stream, [src = host, dst = cpu_alias(out),
+                                         caller = CallerState::capture()]() mutable {
+      CpuKernelScope scope(caller);
       dst.copy_(src);
     });
   }
@@ -141,7 +144,9 @@ void resize_and_copy(const at::Tensor& device, const at::Tensor& host,
   if (host.is_non_overlapping_and_dense() && device.strides() != host.strides()) {
     device.as_strided_(host.sizes(), host.strides(), device.storage_offset());
   }
-  c10::accinte::launch_kernel(stream, [src = host, dst = cpu_alias(device)]() mutable {
+  c10::accinte::launch_kernel(stream, [src = host, dst = cpu_alias(device),
+                                       caller = CallerState::capture()]() mutable {
+    CpuKernelScope scope(caller);
     dst.copy_(src);
   });
 }

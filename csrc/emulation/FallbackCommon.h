@@ -9,6 +9,7 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/util/Exception.h>
 
+#include <csrc/emulation/CallerState.h>
 #include <csrc/runtime/AccInteStream.h>
 
 #include <functional>
@@ -79,15 +80,17 @@ struct CollectWarnings final : c10::WarningHandler {
 };
 
 /// RAII scope of a CPU kernel running for a fallback on a stream's worker:
-/// autograd keys are excluded (autograd already ran on the calling thread;
-/// the kernel is plain computation) and warnings go to `warnings`, by default
-/// nowhere. A queued kernel's warnings cannot reach the user at the call;
-/// the engine raises them there instead by running every call whose first
-/// run warned synchronously (see Note [accinte fallback]).
+/// the thread-local state of the thread that launched it (`caller`, see
+/// Note [accinte kernels see their caller's state]), with the autograd keys
+/// excluded (autograd already ran on the calling thread; the kernel is plain
+/// computation), and warnings sent to `warnings`, by default nowhere. A
+/// queued kernel's warnings cannot reach the user at the call; the engine
+/// raises them there instead by running every call whose first run warned
+/// synchronously (see Note [accinte fallback]).
 class CpuKernelScope {
  public:
-  explicit CpuKernelScope(c10::WarningHandler* warnings = &discard())
-      : no_autograd_(c10::autograd_dispatch_keyset_with_ADInplaceOrView), warnings_(warnings) {}
+  explicit CpuKernelScope(const CallerState& caller, c10::WarningHandler* warnings = &discard())
+      : caller_(caller), warnings_(warnings) {}
   CpuKernelScope(const CpuKernelScope&) = delete;
   CpuKernelScope& operator=(const CpuKernelScope&) = delete;
 
@@ -97,17 +100,17 @@ class CpuKernelScope {
     return handler;
   }
 
-  c10::impl::ExcludeDispatchKeyGuard no_autograd_;
+  CallerStateGuard caller_;
   c10::WarningUtils::WarningHandlerGuard warnings_;
 };
 
 /// For the synchronous paths: runs `kernel` on `stream` inside a
-/// CpuKernelScope, waits for it, and rethrows what it threw, with its type.
-/// The warnings the kernel raised are raised again on the calling thread,
-/// in order, unless `quiet`; returns how many there were. The caller checks
-/// first that `stream` is not capturing (check_not_capturing), since nothing
-/// may wait for a capturing stream. `kernel` owns what it works on (it must
-/// not refer to the caller's locals).
+/// CpuKernelScope with the calling thread's state, waits for it, and
+/// rethrows what it threw, with its type. The warnings the kernel raised are
+/// raised again on the calling thread, in order, unless `quiet`; returns how
+/// many there were. The caller checks first that `stream` is not capturing
+/// (check_not_capturing), since nothing may wait for a capturing stream.
+/// `kernel` owns what it works on (it must not refer to the caller's locals).
 size_t run_and_wait(const c10::accinte::AccInteStream& stream, std::function<void()> kernel,
                     bool quiet = false);
 

@@ -53,6 +53,9 @@ std::string layout_name(const at::Tensor& t) {
   if (t.is_nested()) {
     return "nested";
   }
+  if (t.is_quantized()) {
+    return "quantized";
+  }
   switch (t.layout()) {
     case c10::kSparse: return "torch.sparse_coo";
     case c10::kSparseCsr: return "torch.sparse_csr";
