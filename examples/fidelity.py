@@ -31,3 +31,4 @@ with warnings.catch_warnings(record=True) as caught:
     torch.sum(x, 0, out=out)
 print("out= resized to", tuple(out.shape), "with the CPU's warning:", str(caught[0].message)[:60])
 assert out.shape == (4,) and len(caught) == 1
+print("the asynchronous engine behaves as the CPU")

@@ -284,7 +284,7 @@ void accinte_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     // queued. Where stand-ins cannot decide, the real call runs
     // synchronously, except while capturing: nothing may wait for a
     // capturing stream, so the Meta kernel plans the call alone.
-    const auto meta = meta_record(op, plan, args, /*quiet=*/true);
+    const auto meta = meta_record(op, plan, args, /*planning=*/false);
     const auto checked = meta ? check_on_stand_ins(op, plan, args, *meta) : std::nullopt;
     if (checked) {
       remember_launch(*signature, *checked);
@@ -293,7 +293,8 @@ void accinte_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       }
     }
     if (c10::accinte::is_stream_capturing(call.stream)) {
-      if (!meta || !launch_async(call, *meta)) {
+      const auto plan_only = meta_record(op, plan, args, /*planning=*/true);
+      if (!plan_only || !launch_async(call, *plan_only)) {
         run_sync(op, stack); // refuses, naming the operator
       }
       return;

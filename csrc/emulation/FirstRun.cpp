@@ -188,10 +188,14 @@ at::Tensor meta_mirror(const at::Tensor& t) {
 }
 
 std::optional<LaunchRecord> meta_record(const c10::OperatorHandle& op, const OpPlan& plan,
-                                        c10::ArrayRef<IValue> args, bool quiet) {
+                                        c10::ArrayRef<IValue> args, bool planning) {
+  const bool quiet = !planning;
   LaunchRecord record;
   record.mirrors.resize(args.size());
   record.asynchronous = true;
+  if (!planning && plan.meta_is_python && !plan.outputs_given) {
+    return record; // from_meta unset: nothing to compare (see OpPlan::meta_is_python)
+  }
   if (plan.outputs_given) {
     // In-place and out= calls: the written arguments as they are. A Python
     // Meta kernel would only repeat (and warn about) what the CPU kernel

@@ -20,13 +20,17 @@ namespace at::native::accinte {
 at::Tensor meta_mirror(const at::Tensor& t);
 
 /// What the Meta kernel says of a call of `op` with `args`: its returns, and
-/// the mirrors of the written arguments as it left them; nullopt if it
-/// throws. With `quiet`, the Meta kernel's C++ warnings are dropped (the CPU
-/// kernel raises the call's own). For in-place and out= overloads
-/// (OpPlan::outputs_given) the Meta kernel does not run: the record holds
-/// the written arguments as they are.
+/// the mirrors of the written arguments as it left them (`from_meta`);
+/// nullopt if it throws. To check a first run (not `planning`), its C++
+/// warnings are dropped (the CPU kernel raises the call's own) and a Python
+/// Meta kernel does not run (OpPlan::meta_is_python: the layouts come from
+/// the CPU kernel, and the operator's shapes do not depend on data, or it
+/// would be in OpPlan's data-dependent list). For in-place and out=
+/// overloads (OpPlan::outputs_given) no Meta kernel runs: the record holds
+/// the written arguments as they are. `planning` is for a capturing stream,
+/// where the record plans the launch itself.
 std::optional<LaunchRecord> meta_record(const c10::OperatorHandle& op, const OpPlan& plan,
-                                        c10::ArrayRef<c10::IValue> args, bool quiet);
+                                        c10::ArrayRef<c10::IValue> args, bool planning);
 
 /// Validates the first call of a signature on the host, without waiting for
 /// the device: runs the CPU kernel on stand-ins (CPU tensors of the same

@@ -117,6 +117,14 @@ std::unique_ptr<OpPlan> make_plan(const c10::OperatorHandle& op) {
   const std::string& name = schema.name();
   plan->accepts_host_tensors = name == "aten::index" || name == "aten::index_put_" ||
                                name == "aten::_index_put_impl_" || name == "aten::index_put";
+  {
+    // "Meta: registered at <file>:<line>"; Python registrations name a .py file.
+    const std::string table = op.dumpComputedTable();
+    const auto line = table.find("\nMeta: ");
+    const auto end = table.find('\n', line + 1);
+    plan->meta_is_python = line != std::string::npos &&
+                           table.substr(line, end - line).find(".py:") != std::string::npos;
+  }
   plan->outputs_given = !plan->mutated_args.empty();
   for (const auto& ret : plan->returns) {
     plan->outputs_given &= ret.kind == OpPlan::Return::kMutated;

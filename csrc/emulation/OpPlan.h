@@ -39,6 +39,11 @@ struct OpPlan {
   bool accepts_host_tensors = false;
   /// The operator takes a generator: it draws random numbers.
   bool draws_random = false;
+  /// The Meta kernel is written in Python (torch/_meta_registrations.py):
+  /// correct, but its first use imports half of torch's Python code, and
+  /// every call costs tens of microseconds; the engine runs it only to plan
+  /// a call while a stream captures.
+  bool meta_is_python = false;
   /// Every return is a written argument (in-place and out= overloads): the
   /// outputs exist before the call.
   bool outputs_given = false;
