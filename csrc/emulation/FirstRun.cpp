@@ -193,7 +193,7 @@ std::optional<LaunchRecord> meta_record(const c10::OperatorHandle& op, const OpP
   LaunchRecord record;
   record.mirrors.resize(args.size());
   record.asynchronous = true;
-  if (!planning && plan.meta_is_python && !plan.outputs_given) {
+  if (!planning && plan.meta_is_python && !plan.takes_indices && !plan.outputs_given) {
     return record; // from_meta unset: nothing to compare (see OpPlan::meta_is_python)
   }
   if (plan.outputs_given) {

@@ -25,7 +25,8 @@ at::Tensor meta_mirror(const at::Tensor& t);
 /// warnings are dropped (the CPU kernel raises the call's own) and a Python
 /// Meta kernel does not run (OpPlan::meta_is_python: the layouts come from
 /// the CPU kernel, and the operator's shapes do not depend on data, or it
-/// would be in OpPlan's data-dependent list). For in-place and out=
+/// would be in OpPlan's data-dependent list), except for operators taking
+/// index lists, whose boolean masks only the Meta kernel recognises. For in-place and out=
 /// overloads (OpPlan::outputs_given) no Meta kernel runs: the record holds
 /// the written arguments as they are. `planning` is for a capturing stream,
 /// where the record plans the launch itself.

@@ -130,6 +130,11 @@ std::unique_ptr<OpPlan> make_plan(const c10::OperatorHandle& op) {
     plan->outputs_given &= ret.kind == OpPlan::Return::kMutated;
   }
   for (const auto& arg : args) {
+    const auto* list = arg.type()->castRaw<c10::ListType>();
+    plan->takes_indices |= list != nullptr &&
+                           list->getElementType()->kind() == c10::TypeKind::OptionalType;
+  }
+  for (const auto& arg : args) {
     const c10::TypePtr& type = arg.type();
     const auto* optional = type->castRaw<c10::OptionalType>();
     plan->draws_random |= (optional ? optional->getElementType() : type)->kind() ==

@@ -44,6 +44,10 @@ struct OpPlan {
   /// every call costs tens of microseconds; the engine runs it only to plan
   /// a call while a stream captures.
   bool meta_is_python = false;
+  /// The operator takes a list of optional tensors (`Tensor?[] indices`):
+  /// boolean masks among them make output shapes depend on the data, which
+  /// only the Meta kernel (raising on them) tells apart.
+  bool takes_indices = false;
   /// Every return is a written argument (in-place and out= overloads): the
   /// outputs exist before the call.
   bool outputs_given = false;
