@@ -37,7 +37,7 @@
 // of a signature is planned by the Meta kernel alone and queued unchecked.
 #include <csrc/emulation/Fallback.h>
 
-#include <ATen/EmptyTensor.h>
+#include <ATen/ops/empty_strided.h>
 
 #include <csrc/emulation/CpuAlias.h>
 #include <csrc/emulation/CpuArguments.h>
@@ -46,7 +46,6 @@
 #include <csrc/emulation/FirstRun.h>
 #include <csrc/emulation/LaunchCache.h>
 #include <csrc/emulation/OpPlan.h>
-#include <csrc/runtime/AccInteDeviceAllocator.h>
 #include <csrc/runtime/AccInteGraph.h>
 #include <csrc/runtime/AccInteGuard.h>
 #include <csrc/runtime/AccInteKernel.h>
@@ -82,13 +81,14 @@ at::Tensor view_of(const at::Tensor& base, const at::Tensor& meta) {
   return view;
 }
 
-at::Tensor empty_like_meta(const at::Tensor& meta) {
+// A device tensor laid out as `meta`, from accinte's own empty_strided (its
+// storage an AccInteStorageImpl, see Note [Custom storage]).
+at::Tensor empty_like_meta(const at::Tensor& meta, c10::Device device) {
   if (!meta.defined()) {
     return meta; // an output the call does not produce (e.g. masked gradients)
   }
-  return at::detail::empty_strided_generic(
-      meta.sizes(), meta.strides(), c10::accinte::getDeviceAllocator(),
-      c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), meta.scalar_type());
+  return at::empty_strided(meta.sizes(), meta.strides(),
+                           at::TensorOptions().dtype(meta.scalar_type()).device(device));
 }
 
 bool same_layout(const at::Tensor& t, const at::Tensor& meta) {
@@ -158,7 +158,9 @@ std::vector<IValue> device_outputs(const Call& call, const LaunchRecord& record,
         results.push_back(view_of(call.args[ret.arg].toTensor(), meta.toTensor()));
         break;
       case OpPlan::Return::kFresh:
-        fresh.push_back(map_tensors(meta, empty_like_meta));
+        fresh.push_back(map_tensors(meta, [&](const at::Tensor& m) {
+          return empty_like_meta(m, call.device);
+        }));
         results.push_back(fresh.back());
         break;
     }

@@ -1,10 +1,9 @@
 #include <csrc/emulation/FallbackCommon.h>
 
-#include <ATen/EmptyTensor.h>
+#include <ATen/ops/empty_strided.h>
 
 #include <csrc/emulation/CpuAlias.h>
 #include <csrc/emulation/LayoutAlias.h>
-#include <csrc/runtime/AccInteDeviceAllocator.h>
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGenerator.h>
 #include <csrc/runtime/AccInteKernel.h>
@@ -116,9 +115,9 @@ void check_outputs_on_device(c10::ArrayRef<c10::IValue> args, const std::vector<
 }
 
 at::Tensor device_copy_of(const at::Tensor& host, const c10::accinte::AccInteStream& stream) {
-  at::Tensor out = at::detail::empty_strided_generic(
-      host.sizes(), host.strides(), c10::accinte::getDeviceAllocator(),
-      c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), host.scalar_type());
+  at::Tensor out = at::empty_strided(
+      host.sizes(), host.strides(),
+      at::TensorOptions().dtype(host.scalar_type()).device(stream.device()));
   if (out.numel() > 0) {
     c10::accinte::launch_kernel(stream, [src = host, dst = cpu_alias(out),
                                          caller = CallerState::capture()]() mutable {
