@@ -13,7 +13,7 @@ PYTEST_ARGS ?=
 SPHINXOPTS ?=
 DOCS_HTML := docs/_build/html
 
-.PHONY: all build demo test docs docs-check clean distclean
+.PHONY: all build demo test docs docs-check ecosystem-table clean distclean
 
 all: build
 
@@ -45,6 +45,11 @@ demo: build
 # the marker check (tools/check_doc_markers.py).
 test: build
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The compatibility table of README.md and docs/chapters/ecosystem.md, from the
+# integration suite's last run (build/ecosystem.json, written by `make test`).
+ecosystem-table:
+	$(PY) tools/ecosystem_table.py
 
 # The site alone: needs only the requirements (Sphinx, MyST), not the build.
 # -E rereads every source, so warnings of unchanged pages are not lost to the

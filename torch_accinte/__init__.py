@@ -52,6 +52,11 @@ def _register_backend() -> None:
     reductions.init_reductions()
     # Python registrations name the device, so they come after the rename.
     from torch_accinte.accinte import ops  # noqa: F401
+    # Libraries with device lists of their own learn about accinte when they
+    # are imported (torch_accinte/integrations/).
+    from torch_accinte import integrations
+
+    integrations.install_import_hooks()
     _registered = True
 
 

@@ -195,9 +195,10 @@ void queue_kernel(const Call& call, const LaunchRecord& record, CpuArguments cpu
       }));
     }
   }
-  // The call consumes its stack. A kernel captured in a graph runs once per
-  // replay (Note [accinte graphs]) and so calls a copy; any other runs once
-  // and hands its stack over.
+  // The call consumes its stack, so it gets a copy: the closure keeps its
+  // arguments to release them on the host (Note [accinte kernels release on
+  // the host]), and a kernel captured in a graph runs once per replay (Note
+  // [accinte graphs]).
   const bool captured = c10::accinte::is_stream_capturing(call.stream);
   c10::accinte::launch_kernel(
       call.stream,
@@ -208,7 +209,7 @@ void queue_kernel(const Call& call, const LaunchRecord& record, CpuArguments cpu
                     "by a capture that began on another thread while it was being launched");
         ran = true;
         CpuKernelScope scope(caller);
-        torch::jit::Stack run_stack = captured ? cpu_stack : std::move(cpu_stack);
+        torch::jit::Stack run_stack = cpu_stack;
         try {
           kernel_op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &run_stack);
         } catch (const c10::Error& e) {

@@ -4,6 +4,7 @@
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGuard.h>
+#include <csrc/runtime/AccInteHostWait.h>
 
 #include <c10/util/flat_hash_map.h>
 
@@ -57,6 +58,7 @@ class AccInteDeviceAllocatorImpl final : public c10::DeviceAllocator {
   DeleterFnPtr raw_deleter() const override { return &free_device_memory; }
 
   void copy_data(void* dest, const void* src, std::size_t count) const override {
+    HostWaitGuard no_gil; // a synchronous copy: Note [accinte host waits and the GIL]
     ACCINTE_CHECK(acMemcpy(dest, src, count, acMemcpyDeviceToDevice));
   }
 

@@ -2,6 +2,8 @@
 
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteGuard.h>
+#include <csrc/runtime/AccInteHostWait.h>
+#include <csrc/runtime/AccInteKernel.h>
 
 #include <array>
 #include <atomic>
@@ -59,7 +61,11 @@ DeviceIndex maybe_exchange_device(DeviceIndex device) {
 
 void device_synchronize(DeviceIndex device) {
   AccInteGuard guard(device);
-  ACCINTE_CHECK(acDeviceSynchronize());
+  {
+    HostWaitGuard no_gil; // Note [accinte host waits and the GIL]
+    ACCINTE_CHECK(acDeviceSynchronize());
+  }
+  release_finished_kernels();
 }
 
 bool has_primary_context(DeviceIndex device) {

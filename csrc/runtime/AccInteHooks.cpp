@@ -5,6 +5,7 @@
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGenerator.h>
 #include <csrc/runtime/AccInteGuard.h>
+#include <csrc/runtime/AccInteHostWait.h>
 #include <csrc/runtime/AccInteHostAllocator.h>
 
 #include <algorithm>
@@ -81,6 +82,7 @@ void AccInteHooks::resizePrivateUse1Bytes(const c10::Storage& storage, size_t ne
   const size_t kept = std::min(old_size, newsize);
   if (kept > 0 && storage.data() != nullptr) {
     // Synchronous, so the old block may be freed as soon as we return.
+    HostWaitGuard no_gil; // Note [accinte host waits and the GIL]
     ACCINTE_CHECK(acMemcpy(data.get(), storage.data(), kept, acMemcpyDeviceToDevice));
   }
   storage.unsafeGetStorageImpl()->set_data_ptr_noswap(std::move(data));

@@ -3,6 +3,8 @@
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGuard.h>
+#include <csrc/runtime/AccInteHostWait.h>
+#include <csrc/runtime/AccInteKernel.h>
 
 #include <array>
 #include <atomic>
@@ -91,9 +93,15 @@ bool AccInteStream::query() const {
   return ACCINTE_QUERY(acStreamQuery(stream()));
 }
 
+// LITERALINCLUDE START: STREAM SYNCHRONIZE WITHOUT GIL
 void AccInteStream::synchronize() const {
-  ACCINTE_CHECK(acStreamSynchronize(stream()));
+  {
+    HostWaitGuard no_gil; // Note [accinte host waits and the GIL]
+    ACCINTE_CHECK(acStreamSynchronize(stream()));
+  }
+  release_finished_kernels();
 }
+// LITERALINCLUDE END: STREAM SYNCHRONIZE WITHOUT GIL
 
 // LITERALINCLUDE START: STREAM POOL AND CURRENT
 AccInteStream getStreamFromPool(bool isHighPriority, DeviceIndex device) {
