@@ -39,6 +39,7 @@ SELF_CHECKING = [
     ("memory_stats.py", "memory statistics, caching and snapshots work on accinte"),
     ("bad_input.py", "bad input is refused at the call and the device keeps working"),
     ("cpu_exact.py", "accinte gives the CPU's exact answers"),
+    ("fidelity.py", "the asynchronous engine behaves as the CPU"),
     ("libraries.py", "libraries train on accinte as on the CPU"),
     ("python_kernels_and_waits.py", "Python kernels and host waits share the GIL without deadlock"),
 ]

@@ -68,6 +68,23 @@ at::Tensor resizable_cpu_alias(const at::Tensor& t) {
   return make_alias(t, /*resizable=*/true);
 }
 
+c10::Storage host_storage(const at::Tensor& t) {
+  const c10::Storage& device = t.storage();
+  return c10::Storage(c10::Storage::use_byte_size_t(), device.nbytes(),
+                      c10::DataPtr(const_cast<void*>(device.data()), c10::Device(c10::kCPU)),
+                      c10::GetAllocator(c10::kCPU), /*resizable=*/true);
+}
+
+at::Tensor cpu_alias_in(const at::Tensor& t, const c10::Storage& storage) {
+  auto impl = c10::make_intrusive<c10::TensorImpl>(
+      c10::Storage(storage), c10::DispatchKeySet(c10::DispatchKey::CPU), t.dtype());
+  impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
+  at::Tensor alias(std::move(impl));
+  alias._set_conj(t.is_conj());
+  alias._set_neg(t.is_neg());
+  return alias;
+}
+
 void settle(const at::Tensor& out, const at::Tensor& home) {
   if (out.data_ptr() == home.data_ptr() && out.sizes() == home.sizes() &&
       out.strides() == home.strides() && out.is_conj() == home.is_conj() &&

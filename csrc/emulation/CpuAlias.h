@@ -34,6 +34,17 @@ at::Tensor cpu_alias(const at::Tensor& t);
 /// `settle` must bring the final value home.
 at::Tensor resizable_cpu_alias(const at::Tensor& t);
 
+/// A CPU storage over all the bytes of `t`'s device storage, resizable like
+/// resizable_cpu_alias's. Aliases of one call's tensors that share a device
+/// storage share one such storage (cpu_alias_in), so the CPU kernel's
+/// overlap checks (`assert_no_partial_overlap`, TensorIterator's) see what
+/// the device tensors share.
+c10::Storage host_storage(const at::Tensor& t);
+
+/// A CPU tensor over `storage` (host_storage of `t` or of a tensor sharing
+/// its storage) with `t`'s sizes, strides, offset, dtype and math bits.
+at::Tensor cpu_alias_in(const at::Tensor& t, const c10::Storage& storage);
+
 /// After a kernel: if `out` (from resizable_cpu_alias) no longer lies where
 /// `home` (from cpu_alias of the same tensor) does, or its conj/neg bits
 /// changed, copies its value there.

@@ -11,6 +11,7 @@
 
 #include <csrc/emulation/CpuAlias.h>
 
+#include <ATen/MemoryOverlap.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <csrc/runtime/AccInteEvent.h>
@@ -118,6 +119,10 @@ at::Tensor _copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_bl
   TORCH_CHECK(to_device || dst.is_cpu(), "accinte cannot copy to ", dst.device());
 
   if (from_device && to_device) {
+    // The checks the CPU's copy_ makes through TensorIterator; copy_ reaches
+    // _copy_from before building one for any other device.
+    at::assert_no_internal_overlap(dst);
+    at::assert_no_partial_overlap(dst, self);
     if (self.device() != dst.device()) {
       copy_between_devices(self, dst);
     } else {
