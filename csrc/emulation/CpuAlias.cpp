@@ -76,6 +76,7 @@ c10::Storage host_storage(const at::Tensor& t) {
 }
 
 at::Tensor cpu_alias_in(const at::Tensor& t, const c10::Storage& storage) {
+  check_kernel_argument(t);
   auto impl = c10::make_intrusive<c10::TensorImpl>(
       c10::Storage(storage), c10::DispatchKeySet(c10::DispatchKey::CPU), t.dtype());
   impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());

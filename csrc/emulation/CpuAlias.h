@@ -43,6 +43,7 @@ c10::Storage host_storage(const at::Tensor& t);
 
 /// A CPU tensor over `storage` (host_storage of `t` or of a tensor sharing
 /// its storage) with `t`'s sizes, strides, offset, dtype and math bits.
+/// Checks the argument first (check_kernel_argument).
 at::Tensor cpu_alias_in(const at::Tensor& t, const c10::Storage& storage);
 
 /// After a kernel: if `out` (from resizable_cpu_alias) no longer lies where
