@@ -13,7 +13,7 @@ PYTEST_ARGS ?=
 SPHINXOPTS ?=
 DOCS_HTML := docs/_build/html
 
-.PHONY: all build demo test docs docs-check clean distclean
+.PHONY: all build demo test docs docs-check sanitize ecosystem-table clean distclean
 
 all: build
 
@@ -46,6 +46,17 @@ demo: build
 test: build
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# AddressSanitizer + UndefinedBehaviorSanitizer: an instrumented copy of the
+# libraries in build-asan/ and pytest under it (tools/sanitize.sh). Slow, so not
+# part of `make test`; `make sanitize PYTEST_ARGS=tests/test_ops.py` picks tests.
+sanitize: $(STAMP)
+	tools/sanitize.sh $(PYTEST_ARGS)
+
+# The compatibility table of README.md and docs/chapters/ecosystem.md, from the
+# integration suite's last run (build/ecosystem.json, written by `make test`).
+ecosystem-table:
+	$(PY) tools/ecosystem_table.py
+
 # The site alone: needs only the requirements (Sphinx, MyST), not the build.
 # -E rereads every source, so warnings of unchanged pages are not lost to the
 # incremental build; -W makes them errors, --keep-going lists them all.
@@ -58,7 +69,7 @@ docs-check: docs
 	$(PY) tools/docs_check.py $(DOCS_HTML)
 
 clean:
-	rm -rf build torch_accinte/lib torch_accinte/_C*.so $(VENV)/.installed docs/_build
+	rm -rf build build-asan torch_accinte/lib torch_accinte/_C*.so $(VENV)/.installed docs/_build
 
 distclean: clean
 	rm -rf $(VENV) *.egg-info

@@ -17,8 +17,10 @@ import pytest
 
 def pytest_collection_modifyitems(config, items):
     """The OpInfo conformance suite runs last: it is the longest part, and the
-    device-memory accounting tests want a device no other test has filled."""
-    items.sort(key=lambda item: "conformance" in item.nodeid)
+    device-memory accounting tests want a device no other test has filled.
+    The integration suite's table check follows the rest of that suite."""
+    items.sort(key=lambda item: ("conformance" in item.nodeid,
+                                 "integrations/test_table.py" in item.nodeid))
 
 
 @pytest.fixture

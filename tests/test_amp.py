@@ -143,6 +143,9 @@ def test_binary_cross_entropy_is_refused_with_the_safe_alternative():
     with torch.autocast(DEV, dtype=torch.float16):
         with pytest.raises(RuntimeError, match="binary_cross_entropy_with_logits"):
             F.binary_cross_entropy(probs, target)
+        # PyTorch's standard wording, which code matches on; the same as CUDA's.
+        with pytest.raises(RuntimeError, match="BCELoss are unsafe to autocast"):
+            F.binary_cross_entropy(probs, target)
         with torch.autocast(DEV, enabled=False):  # allowed where autocast is off
             assert F.binary_cross_entropy(probs, target).dtype == torch.float32
     assert F.binary_cross_entropy(probs, target).dtype == torch.float32

@@ -12,4 +12,4 @@ def test_benchmark_prints_a_ratio_per_workload():
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     rows = [line for line in out.stdout.splitlines() if line.rstrip().endswith(("x", "target)"))]
-    assert len(rows) == 8, out.stdout
+    assert len(rows) == 10, out.stdout

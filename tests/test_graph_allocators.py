@@ -52,8 +52,11 @@ def test_block_freed_with_record_stream_during_capture_is_deferred():
     assert torch.equal(y.cpu(), torch.full((1024,), 2.0))
     assert torch.equal(z.cpu(), torch.full((10,), 3.0))
     torch.accinte.synchronize()
-    # After the capture, the deferred block's events were recorded on live
-    # streams; once they completed it became reusable on its own stream.
+    # The graph holds x, which its kernel reads, until it is reset (Note
+    # [accinte graph argument lifetime]). Then the deferred block's events are
+    # recorded on live streams; once they completed it became reusable on its
+    # own stream.
+    g.reset()
     w = torch.empty(1024, device=DEV)
     assert w.data_ptr() == ptr
     assert_device_works()

@@ -183,7 +183,7 @@ def test_out_kernel_that_flips_its_outputs_conj_bit(dtype, adjoint):
     b = torch.randn(4, 3, dtype=dtype)
     expected = torch.linalg.lu_solve(lu, pivots, b, left=False, adjoint=adjoint)
     args = (lu.to("accinte"), pivots.to("accinte"), b.to("accinte"))
-    for _ in range(2):  # the first call runs synchronously (MetaCache), later ones queued
+    for _ in range(2):  # the first call of a signature is checked on stand-ins, later ones reuse the record
         got = torch.linalg.lu_solve(*args, left=False, adjoint=adjoint)
         torch.testing.assert_close(got.cpu(), expected)
     out = torch.empty(4, 3, dtype=dtype, device="accinte")
@@ -238,3 +238,44 @@ def test_convolution_forward_and_backward_match_cpu(transposed):
     for g, e in zip(got, expected):
         assert g.device.type == "accinte"
         torch.testing.assert_close(g.cpu(), e, rtol=1e-4, atol=1e-4)
+
+
+CONV_LAYOUTS = [(cl, wl) for cl in (False, True) for wl in (False, True)]
+
+
+@pytest.mark.parametrize("dims", [2, 3])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])  # mkldnn's and slow kernels' rules
+@pytest.mark.parametrize("transposed", [False, True])
+def test_convolution_lays_out_outputs_and_gradients_as_the_cpu(dims, dtype, transposed):
+    # channels_last in, channels_last out (or not) exactly where the CPU says.
+    fmt = torch.channels_last if dims == 2 else torch.channels_last_3d
+    args = ([1] * dims, [1] * dims, [1] * dims, transposed, [0] * dims, 1)
+    for input_cl, weight_cl in CONV_LAYOUTS:
+        x = torch.randn((2, 4) + (5,) * dims, dtype=dtype)
+        w = torch.randn(((4, 6) if transposed else (6, 4)) + (3,) * dims, dtype=dtype)
+        x = x.to(memory_format=fmt) if input_cl else x
+        w = w.to(memory_format=fmt) if weight_cl else w
+        results = []
+        for device in ("cpu", "accinte"):
+            dx, dw = x.to(device).requires_grad_(), w.to(device).requires_grad_()
+            out = torch.convolution(dx, dw, None, *args)
+            results.append([out, *torch.autograd.grad(out, (dx, dw), torch.ones_like(out))])
+        for expected, got in zip(*results):
+            assert got.stride() == expected.stride(), (input_cl, weight_cl)
+            assert torch.equal(got.cpu(), expected)
+
+
+def test_mode_with_out_matches_cpu():
+    x = torch.tensor([[1.0, 2, 2, 5], [3, 3, 1, 1], [0, 7, 7, 7]])
+    for kwargs in (dict(dim=1), dict(dim=0, keepdim=True)):
+        expected = torch.mode(x, **kwargs)
+        for _ in range(2):  # the first call of a signature and a queued one
+            values = torch.empty(0, device="accinte")
+            indices = torch.empty(0, dtype=torch.long, device="accinte")
+            got = torch.mode(x.to("accinte"), **kwargs, out=(values, indices))
+            assert got[0] is values and got[1] is indices
+            assert torch.equal(values.cpu(), expected.values)
+            assert torch.equal(indices.cpu(), expected.indices)
+    with pytest.raises(RuntimeError, match="expected scalar type 'Long' but got 'Int'"):
+        torch.mode(x.to("accinte"), 1, out=(torch.empty(0, device="accinte"),
+                                             torch.empty(0, dtype=torch.int32, device="accinte")))

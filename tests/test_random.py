@@ -66,7 +66,7 @@ def test_explicit_generator():
     g.manual_seed(43)
     assert not torch.equal(torch.randn(8, device="accinte", generator=g).cpu(), a.cpu())
     assert torch.Generator(device="accinte:1").device == torch.device("accinte:1")
-    with pytest.raises(RuntimeError, match="Expected a generator on accinte"):
+    with pytest.raises(RuntimeError, match="Expected a 'accinte' device type for generator but found 'cpu'"):
         torch.randn(3, device="accinte", generator=torch.Generator())
 
 

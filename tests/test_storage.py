@@ -2,6 +2,7 @@
 is what every path creates, and untyped storages resize, share and set_."""
 
 import io
+import pickle
 
 import pytest
 import torch
@@ -105,6 +106,16 @@ def test_tensors_share_a_storage_through_set_():
     assert x.cpu().sum().item() == 0
 
 
+def test_set_to_another_tensor_shares_its_storage():
+    x = torch.arange(6.0, device="accinte").view(2, 3)
+    y = torch.zeros(4, device="accinte")
+    y.set_(x)
+    assert y.is_set_to(x) and x.is_set_to(y)
+    assert not y.is_set_to(x.clone()) and not y.is_set_to(x.t()) and not y.is_set_to(x[1:])
+    x.add_(1)
+    assert y.cpu().tolist() == [[1, 2, 3], [4, 5, 6]]
+
+
 def test_set_grows_a_too_small_storage():
     small = torch.UntypedStorage(4, device="accinte")
     t = torch.empty(0, device="accinte").set_(small, 0, (1,), (1,))
@@ -123,3 +134,34 @@ def test_typed_storage_view():
         typed = x.storage()
     assert typed.device == x.device and typed.is_accinte and typed.dtype == torch.float32
     assert _C._is_accinte_storage_impl(x)
+
+
+LEGACY_STORAGES = {
+    torch.float64: "DoubleStorage", torch.float32: "FloatStorage", torch.float16: "HalfStorage",
+    torch.int64: "LongStorage", torch.int32: "IntStorage", torch.int16: "ShortStorage",
+    torch.int8: "CharStorage", torch.uint8: "ByteStorage", torch.bool: "BoolStorage",
+    torch.bfloat16: "BFloat16Storage", torch.complex128: "ComplexDoubleStorage",
+    torch.complex64: "ComplexFloatStorage",
+}
+
+
+@pytest.mark.filterwarnings("ignore:TypedStorage is deprecated")
+@pytest.mark.parametrize("dtype", LEGACY_STORAGES, ids=str)
+def test_storage_type_is_the_legacy_typed_storage_class(dtype):
+    name = LEGACY_STORAGES[dtype]
+    cls = getattr(torch.accinte, name)
+    x = torch.zeros(3, dtype=dtype, device="accinte")
+    assert x.storage_type() is cls and x.storage().type() == f"torch.accinte.{name}"
+    assert isinstance(x.storage(), cls) and not isinstance(x.cpu().storage(), cls)
+    assert not isinstance(x.storage(), getattr(torch, name))  # the CPU's class
+    assert cls.dtype == dtype and cls in torch._storage_classes
+
+
+@pytest.mark.filterwarnings("ignore:TypedStorage is deprecated")
+def test_legacy_storage_classes_make_accinte_storages():
+    s = torch.accinte.FloatStorage([1.0, 2.5])
+    assert s.device.type == "accinte" and s.dtype == torch.float32 and s.tolist() == [1.0, 2.5]
+    assert len(torch.accinte.LongStorage(4)) == 4
+    assert pickle.loads(pickle.dumps(torch.accinte.FloatStorage)) is torch.accinte.FloatStorage
+    with pytest.raises(RuntimeError, match="from_buffer: Not available for accinte storage"):
+        torch.accinte.FloatStorage.from_buffer(b"abcd")

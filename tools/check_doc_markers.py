@@ -39,7 +39,7 @@ SOURCE_SUFFIXES = {".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".cu", ".py", ".cm
 SOURCE_NAMES = {"CMakeLists.txt", "Makefile", "GNUmakefile"}
 # Directories never scanned (relative to the root), and names skipped anywhere.
 SKIP_PATHS = {Path("docs/_build")}
-SKIP_NAMES = {".git", ".venv", "venv", "build", "_build", "__pycache__", ".pytest_cache",
+SKIP_NAMES = {".git", ".venv", "venv", "build", "build-asan", "_build", "__pycache__", ".pytest_cache",
               "node_modules"}
 
 KEYWORD = "LITERALINCLUDE"

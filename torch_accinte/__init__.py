@@ -50,8 +50,17 @@ def _register_backend() -> None:
     from torch_accinte.accinte import reductions
 
     reductions.init_reductions()
+    # Checkpoints: accinte storages restored as the CPU restores its own.
+    from torch_accinte.accinte import serialization
+
+    serialization.init_serialization()
     # Python registrations name the device, so they come after the rename.
     from torch_accinte.accinte import ops  # noqa: F401
+    # Libraries with device lists of their own learn about accinte when they
+    # are imported (torch_accinte/integrations/).
+    from torch_accinte import integrations
+
+    integrations.install_import_hooks()
     _registered = True
 
 

@@ -50,13 +50,14 @@ namespace {
 /// saturates to exactly 0 or 1 and the loss's log becomes -inf.
 at::Tensor binary_cross_entropy_refused(const at::Tensor&, const at::Tensor&,
                                         const std::optional<at::Tensor>&, int64_t) {
+  // PyTorch's own wording for CUDA and the CPU, which code and tests match on.
   TORCH_CHECK(false,
-              "binary_cross_entropy (torch.nn.functional.binary_cross_entropy, "
-              "torch.nn.BCELoss) is refused inside torch.autocast(\"accinte\"): its input "
-              "comes from a sigmoid, which saturates to 0 or 1 in lower precision and makes "
-              "the loss infinite. Use torch.nn.functional.binary_cross_entropy_with_logits "
-              "or torch.nn.BCEWithLogitsLoss, which fuse the sigmoid and are safe to "
-              "autocast, or compute this loss outside the autocast region.");
+              "torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are unsafe to "
+              "autocast.\nMany models use a sigmoid layer right before the binary cross "
+              "entropy layer.\nIn this case, combine the two layers using "
+              "torch.nn.functional.binary_cross_entropy_with_logits\nor "
+              "torch.nn.BCEWithLogitsLoss.  binary_cross_entropy_with_logits and BCEWithLogits "
+              "are\nsafe to autocast.");
 }
 // LITERALINCLUDE END: AMP REFUSED KERNEL
 

@@ -1,13 +1,46 @@
 #include <csrc/emulation/CpuAlias.h>
 
+#include <ATen/EmptyTensor.h>
 #include <ATen/ops/from_blob.h>
 
+#include <csrc/runtime/AccInteGraph.h>
+
 namespace at::native::accinte {
+
+// Note [accinte argument bounds]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A tensor's sizes, strides and offset are checked against its storage when
+// the view is made, but the storage can shrink afterwards
+// (x.untyped_storage().resize_(16) leaves every other view of it in place).
+// CUDA then reports an illegal address from the kernel; the emulator checks
+// before launch instead: every tensor a kernel reads or writes becomes a CPU
+// alias (cpu_alias) or a queued copy (_copy_from), and both check that the
+// tensor's last byte lies inside its storage. A few integer operations per
+// argument; the storage's size is read on the launching thread, which is
+// the only thread that can change it as far as this launch is concerned.
+// LITERALINCLUDE START: EXECUTION ARGUMENT BOUNDS
+void check_kernel_argument(const at::Tensor& t) {
+  if (t.numel() == 0) {
+    return;
+  }
+  const c10::Storage& storage = t.storage();
+  const size_t needed = at::detail::computeStorageNbytes(t.sizes(), t.strides(), t.itemsize(),
+                                                         t.storage_offset());
+  TORCH_CHECK(storage.data() != nullptr && needed <= storage.nbytes(),
+              "accinte: a kernel argument of shape ", t.sizes(), ", strides ", t.strides(),
+              " and storage offset ", t.storage_offset(), " needs ", needed,
+              " bytes of storage, but its storage has ", storage.nbytes(),
+              " (was the storage shrunk with untyped_storage().resize_() after this view was "
+              "made?); refusing to launch a kernel that would access memory outside it");
+  c10::accinte::note_captured_storage(storage);
+}
+// LITERALINCLUDE END: EXECUTION ARGUMENT BOUNDS
 
 namespace {
 
 // LITERALINCLUDE START: EXECUTION CPU ALIAS
 at::Tensor make_alias(const at::Tensor& t, bool resizable) {
+  check_kernel_argument(t);
   at::Tensor alias =
       resizable ? at::for_blob(t.data_ptr(), t.sizes())
                       .strides(t.strides())
@@ -33,6 +66,24 @@ at::Tensor cpu_alias(const at::Tensor& t) {
 
 at::Tensor resizable_cpu_alias(const at::Tensor& t) {
   return make_alias(t, /*resizable=*/true);
+}
+
+c10::Storage host_storage(const at::Tensor& t) {
+  const c10::Storage& device = t.storage();
+  return c10::Storage(c10::Storage::use_byte_size_t(), device.nbytes(),
+                      c10::DataPtr(const_cast<void*>(device.data()), c10::Device(c10::kCPU)),
+                      c10::GetAllocator(c10::kCPU), /*resizable=*/true);
+}
+
+at::Tensor cpu_alias_in(const at::Tensor& t, const c10::Storage& storage) {
+  check_kernel_argument(t);
+  auto impl = c10::make_intrusive<c10::TensorImpl>(
+      c10::Storage(storage), c10::DispatchKeySet(c10::DispatchKey::CPU), t.dtype());
+  impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
+  at::Tensor alias(std::move(impl));
+  alias._set_conj(t.is_conj());
+  alias._set_neg(t.is_neg());
+  return alias;
 }
 
 void settle(const at::Tensor& out, const at::Tensor& home) {

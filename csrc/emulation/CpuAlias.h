@@ -12,9 +12,20 @@
 
 namespace at::native::accinte {
 
+/// For every device tensor a kernel will read or write, on the launching
+/// thread. Throws a c10::Error (RuntimeError) unless every element of `t`
+/// lies inside its storage: a view left pointing past a storage that was
+/// shrunk (untyped_storage().resize_) would otherwise make a kernel read or
+/// write memory the tensor does not own (Note [accinte argument bounds]).
+/// While the current stream captures a graph, the graph also keeps the
+/// storage alive (Note [accinte graph argument lifetime]). O(dim), no device
+/// access.
+void check_kernel_argument(const at::Tensor& t);
+
 /// A CPU tensor aliasing `t`'s elements (same sizes, strides, dtype,
 /// conjugate and negative bits). `t` must be an accinte tensor; building the
-/// alias does not touch device memory.
+/// alias does not touch device memory. Checks the argument first
+/// (check_kernel_argument).
 at::Tensor cpu_alias(const at::Tensor& t);
 
 /// An output alias for a CPU kernel that may resize its output on the way
@@ -22,6 +33,18 @@ at::Tensor cpu_alias(const at::Tensor& t);
 /// storage is resizable and grows into ordinary host memory, after which
 /// `settle` must bring the final value home.
 at::Tensor resizable_cpu_alias(const at::Tensor& t);
+
+/// A CPU storage over all the bytes of `t`'s device storage, resizable like
+/// resizable_cpu_alias's. Aliases of one call's tensors that share a device
+/// storage share one such storage (cpu_alias_in), so the CPU kernel's
+/// overlap checks (`assert_no_partial_overlap`, TensorIterator's) see what
+/// the device tensors share.
+c10::Storage host_storage(const at::Tensor& t);
+
+/// A CPU tensor over `storage` (host_storage of `t` or of a tensor sharing
+/// its storage) with `t`'s sizes, strides, offset, dtype and math bits.
+/// Checks the argument first (check_kernel_argument).
+at::Tensor cpu_alias_in(const at::Tensor& t, const c10::Storage& storage);
 
 /// After a kernel: if `out` (from resizable_cpu_alias) no longer lies where
 /// `home` (from cpu_alias of the same tensor) does, or its conj/neg bits

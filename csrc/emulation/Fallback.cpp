@@ -3,71 +3,71 @@
 // accinte has no kernels of its own beyond a handful: every other operator
 // runs the CPU kernel. Device memory is host memory, so the CPU kernel can
 // work on it in place, through CPU aliases of the device tensors
-// (CpuAlias.h), and it does so as a kernel on the current stream, like a
-// real device kernel: the calling thread returns as soon as the work is
-// queued. That needs three things to be known before the kernel runs:
+// (CpuAlias.h, CpuArguments.h), and it does so as a kernel on the current
+// stream, like a real device kernel: the calling thread returns as soon as
+// the work is queued. A queued call must behave exactly as the CPU does:
+// raise the CPU's errors and warnings at the call, with their types, and
+// produce the functional operator's bits in the layouts the CPU gives. The
+// engine guarantees it by construction, per call signature (LaunchCache.h:
+// what a CPU kernel can see of a call without reading tensor values):
 //
-//   1. output shapes: the operator's Meta kernel computes them from shapes
-//      alone (on meta mirrors of the arguments), and validates the call, so
-//      shape and dtype errors are raised synchronously, at the call;
-//   2. output memory: fresh outputs are allocated on the device up front and
-//      the kernel calls the operator's out= overload to write into them (or,
-//      without one, copies the CPU result in); outputs that are views of an
-//      argument are built as views, with no kernel at all; mutated arguments
-//      are resized first if the Meta kernel resized their mirrors;
-//   3. randomness: random operators get this device's generator (its CPU
-//      engine), never the CPU's default one.
+//   1. the first call of a signature runs synchronously (FirstRun.h): its
+//      errors, including those only the CPU kernel checks, and its warnings
+//      reach the caller at the call. If it succeeds, what it showed is
+//      recorded: the layout of every output, whether the Meta kernel (which
+//      cannot see values) agrees on the shapes, so that they do not depend on
+//      the data, and whether the operator's out= overload writes the
+//      functional operator's bytes into outputs of those layouts;
+//   2. a later call of a recorded signature is validated by that record and
+//      queued: fresh outputs are allocated with the recorded layouts, views
+//      of arguments are built as views, an empty out= tensor takes its
+//      recorded layout; the kernel runs the out= overload only where it was
+//      shown to agree, otherwise the functional operator, whose results it
+//      copies into the outputs. Only errors that depend on values can still
+//      be raised by the kernel; they name the operator at the next
+//      synchronisation, as on CUDA;
+//   3. a signature whose first run warned, returned an alias of an input or
+//      disagreed with the Meta kernel runs synchronously every time, and so
+//      do operators whose output shapes depend on data (nonzero, unique,
+//      masked_select, ...) or that have no Meta kernel (FallbackSync.h);
+//   4. random operators get this device's generator (its CPU engine), never
+//      the CPU's default one.
 //
-// Meta kernels written in Python are slow, so their results are cached per
-// call signature (MetaCache.h). Operators whose output shapes depend on data
-// (nonzero, unique, masked_select, ...), or whose Meta kernel is missing or
-// fails, take the synchronous path (FallbackSync.h): the
-// same kernel on the same aliases, but the calling thread waits for it, then
-// moves what the CPU kernel allocated to the device. It is also the path
-// that reports the CPU kernel's own error, with its own type, when a call is
-// invalid.
+// While a stream captures a graph nothing may wait for it, so the first call
+// of a signature is planned by the Meta kernel alone and queued unchecked.
 #include <csrc/emulation/Fallback.h>
 
-#include <ATen/EmptyTensor.h>
+#include <ATen/ops/empty_strided.h>
 
 #include <csrc/emulation/CpuAlias.h>
+#include <csrc/emulation/CpuArguments.h>
 #include <csrc/emulation/FallbackCommon.h>
 #include <csrc/emulation/FallbackSync.h>
-#include <csrc/emulation/MetaCache.h>
+#include <csrc/emulation/FirstRun.h>
+#include <csrc/emulation/LaunchCache.h>
 #include <csrc/emulation/OpPlan.h>
-#include <csrc/runtime/AccInteDeviceAllocator.h>
 #include <csrc/runtime/AccInteGraph.h>
 #include <csrc/runtime/AccInteGuard.h>
 #include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>
 
-#include <algorithm>
+#include <optional>
+#include <string>
 
 namespace at::native::accinte {
 namespace {
 
 using c10::IValue;
 
-// A meta tensor with the same storage size, sizes, strides, offset, dtype and
-// math bits as `t`, so the Meta kernel sees exactly what the CPU kernel will.
-at::Tensor meta_mirror(const at::Tensor& t) {
-  if (!t.defined()) {
-    return t;
-  }
-  c10::Storage storage(c10::Storage::use_byte_size_t(), t.storage().nbytes(),
-                       c10::DataPtr(nullptr, c10::Device(c10::kMeta)),
-                       c10::GetAllocator(c10::kMeta), /*resizable=*/true);
-  auto impl = c10::make_intrusive<c10::TensorImpl>(
-      std::move(storage), c10::DispatchKeySet(c10::DispatchKey::Meta), t.dtype());
-  impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
-  if (t.unsafeGetTensorImpl()->is_wrapped_number()) {
-    impl->set_wrapped_number(true); // keeps Python-scalar type promotion
-  }
-  at::Tensor mirror(std::move(impl));
-  mirror._set_conj(t.is_conj());
-  mirror._set_neg(t.is_neg());
-  return mirror;
-}
+// One call reaching the fallback.
+struct Call {
+  const c10::OperatorHandle& op;
+  const OpPlan& plan;
+  torch::jit::Stack* stack;
+  c10::ArrayRef<IValue> args; // the call's arguments, at the end of `stack`
+  c10::Device device;
+  c10::accinte::AccInteStream stream;
+};
 
 // A device tensor laid out as `meta` says, sharing `base`'s storage.
 at::Tensor view_of(const at::Tensor& base, const at::Tensor& meta) {
@@ -81,231 +81,229 @@ at::Tensor view_of(const at::Tensor& base, const at::Tensor& meta) {
   return view;
 }
 
-at::Tensor empty_like_meta(const at::Tensor& meta) {
+// A device tensor laid out as `meta`, from accinte's own empty_strided (its
+// storage an AccInteStorageImpl, see Note [Custom storage]).
+at::Tensor empty_like_meta(const at::Tensor& meta, c10::Device device) {
   if (!meta.defined()) {
     return meta; // an output the call does not produce (e.g. masked gradients)
   }
-  return at::detail::empty_strided_generic(
-      meta.sizes(), meta.strides(), c10::accinte::getDeviceAllocator(),
-      c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), meta.scalar_type());
+  return at::empty_strided(meta.sizes(), meta.strides(),
+                           at::TensorOptions().dtype(meta.scalar_type()).device(device));
 }
 
-// Brings a mutated device argument to the shape its meta mirror ended with.
-void match_layout(const at::Tensor& device_tensor, const at::Tensor& meta) {
-  if (device_tensor.sizes() == meta.sizes() && device_tensor.strides() == meta.strides()) {
-    return;
-  }
-  device_tensor.resize_(meta.sizes());
-  if (device_tensor.strides() != meta.strides()) {
-    device_tensor.as_strided_(meta.sizes(), meta.strides(), device_tensor.storage_offset());
-  }
+bool same_layout(const at::Tensor& t, const at::Tensor& meta) {
+  return t.sizes() == meta.sizes() && t.strides() == meta.strides();
 }
 
-// Runs `op` as a kernel on the current stream (see the Note). Returns false,
-// having changed nothing, when the call must take the synchronous path; sets
-// `pending` when that is the first call of a Python Meta kernel's signature.
-bool run_async(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::Stack* stack,
-               std::optional<PendingMeta>* pending) {
-  const auto& schema = op.schema();
-  const size_t num_args = schema.arguments().size();
-  const size_t first = stack->size() - num_args;
-  const c10::ArrayRef<IValue> args(stack->data() + first, num_args);
-  const c10::Device device = call_device(args, plan.accepts_host_tensors);
-  const auto stream = c10::accinte::getCurrentAccInteStream(device.index());
-
-// LITERALINCLUDE START: EXECUTION META PLAN
-  // 1. Shapes and validation from the Meta kernel. When the outputs already
-  // exist with elements (the path of structured operators, whose C++ meta
-  // function ran before the call reached here) a Python Meta kernel would only
-  // repeat that work, slowly; settle() still refuses a wrong final shape.
-  bool skip_meta = plan.meta_is_python && plan.outputs_preallocated;
-  for (const int j : plan.mutated_args) {
-    for_each_tensor(args[j], [&](const at::Tensor& t) {
-      skip_meta = skip_meta && t.defined() && t.numel() > 0;
-    });
-  }
-  torch::jit::Stack meta_stack;
-  meta_stack.reserve(num_args);
-  std::vector<IValue> mirrors(num_args); // meta mirrors of mutated arguments
-  for (size_t i = 0; i < num_args && !skip_meta; ++i) {
-    const IValue& value = args[i];
-    if (value.isGenerator()) {
-      meta_stack.emplace_back(); // Meta kernels draw nothing
-    } else if (value.isDevice() && value.toDevice().is_privateuseone()) {
-      meta_stack.emplace_back(c10::Device(c10::kMeta));
-    } else {
-      meta_stack.push_back(map_tensors(value, meta_mirror));
-    }
-    mirrors[i] = meta_stack.back();
-  }
-  // A Python Meta kernel's result is reused for calls with the same
-  // signature (MetaCache.h).
-  std::optional<std::string> signature;
-  bool from_cache = false;
-  if (!skip_meta && plan.meta_is_python) {
-    signature = meta_signature(op, args);
-    if (signature) {
-      if (auto cached = lookup_meta(*signature)) {
-        if (!cached->trusted) {
+// LITERALINCLUDE START: EXECUTION WRITTEN ARGUMENTS
+// 1. Whether a written argument can take its recorded layout without a
+// synchronous run: it has it already, or it is an empty tensor that the
+// CPU kernel resizes (then the kernel resizes a CPU alias of the empty
+// tensor, as on the CPU, and the result is copied home). A non-empty out=
+// tensor of another shape made the first run warn, so never comes here.
+bool written_arguments_fit(const Call& call, const LaunchRecord& record) {
+  for (const int j : call.plan.mutated_args) {
+    const IValue& arg = call.args[j];
+    const IValue& mirror = record.mirrors[j];
+    if (arg.isTensor()) {
+      const at::Tensor& t = arg.toTensor();
+      if (t.defined() && !same_layout(t, mirror.toTensor()) && t.numel() > 0) {
+        return false;
+      }
+    } else if (arg.isList()) {
+      const auto ts = arg.toListRef();
+      const auto ms = mirror.toListRef();
+      for (size_t k = 0; k < ts.size(); ++k) {
+        if (ts[k].isTensor() && !same_layout(ts[k].toTensor(), ms[k].toTensor())) {
           return false;
         }
-        meta_stack = std::move(cached->returns);
-        mirrors = std::move(cached->mirrors);
-        from_cache = true;
       }
     }
   }
-  if (!skip_meta && !from_cache) {
-    try {
-      op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &meta_stack);
-    } catch (const std::exception&) {
-      return false;
-    }
-    // First call of this signature: run it synchronously and check the Meta
-    // kernel against the real outputs (see MetaCache.h). Not while the stream
-    // captures a graph, which nothing may wait for: the Meta result is used
-    // unchecked, and the check is left to a later call outside capture.
-    if (signature && !c10::accinte::is_stream_capturing(stream)) {
-      *pending = PendingMeta{std::move(*signature), MetaResult{meta_stack, mirrors}};
-      return false;
-    }
-  }
-// LITERALINCLUDE END: EXECUTION META PLAN
+  return true;
+}
+// LITERALINCLUDE END: EXECUTION WRITTEN ARGUMENTS
 
 // LITERALINCLUDE START: EXECUTION DEVICE OUTPUTS
-  // 2. Device outputs.
-  c10::accinte::AccInteGuard guard(device.index());
-  for (const int j : plan.mutated_args) {
-    if (!skip_meta && args[j].isTensor() && args[j].toTensor().defined()) {
-      match_layout(args[j].toTensor(), mirrors[j].toTensor());
+// 3. Device outputs, laid out as recorded. Written arguments take their
+// recorded layout (their CPU aliases keep the layout the call came with);
+// returns are the written arguments, views built as views, or fresh device
+// tensors (`fresh`, in return order) that the kernel fills.
+std::vector<IValue> device_outputs(const Call& call, const LaunchRecord& record,
+                                   CpuArguments& cpu, std::vector<IValue>& fresh) {
+  for (WrittenArgument& w : cpu.written) {
+    if (!w.home.defined()) {
+      continue;
+    }
+    for (const int j : call.plan.mutated_args) {
+      const IValue& mirror = record.mirrors[j];
+      if (call.args[j].isTensor() && call.args[j].toTensor().is_same(w.device) &&
+          !same_layout(w.device, mirror.toTensor())) {
+        const at::Tensor& meta = mirror.toTensor();
+        w.device.resize_(meta.sizes());
+        w.device.as_strided_(meta.sizes(), meta.strides(), w.device.storage_offset());
+        w.home = cpu_alias(w.device);
+      }
     }
   }
   std::vector<IValue> results;
-  std::vector<IValue> fresh; // device outputs the kernel writes, in return order
-  for (size_t i = 0; i < plan.returns.size(); ++i) {
-    const OpPlan::ReturnInfo& ret = plan.returns[i];
-    const IValue& meta = meta_stack[i];
+  for (size_t i = 0; i < call.plan.returns.size(); ++i) {
+    const OpPlan::ReturnInfo& ret = call.plan.returns[i];
+    const IValue& meta = record.returns[i];
     switch (ret.kind) {
       case OpPlan::Return::kMutated:
-        results.push_back(args[ret.arg]);
+        results.push_back(call.args[ret.arg]);
         break;
       case OpPlan::Return::kView:
-        results.push_back(view_of(args[ret.arg].toTensor(), meta.toTensor()));
+        results.push_back(view_of(call.args[ret.arg].toTensor(), meta.toTensor()));
         break;
       case OpPlan::Return::kFresh:
-        fresh.push_back(map_tensors(meta, empty_like_meta));
+        fresh.push_back(map_tensors(meta, [&](const at::Tensor& m) {
+          return empty_like_meta(m, call.device);
+        }));
         results.push_back(fresh.back());
         break;
     }
   }
+  return results;
+}
 // LITERALINCLUDE END: EXECUTION DEVICE OUTPUTS
 
-  // 3. The kernel: CPU aliases of device tensors, host tensors owned.
-  // Outputs (fresh ones and mutated arguments) get resizable aliases plus a
-  // fixed "home" alias each, see resizable_cpu_alias.
-  std::vector<std::pair<at::Tensor, at::Tensor>> outputs; // (working alias, home)
-  const auto output_alias = [&outputs](const at::Tensor& t) {
-    if (!t.defined() || !t.is_privateuseone()) {
-      return t;
-    }
-    outputs.emplace_back(resizable_cpu_alias(t), cpu_alias(t));
-    return outputs.back().first;
-  };
-  const auto input_alias = [](const at::Tensor& t) {
-    return t.defined() && t.is_privateuseone() ? cpu_alias(t) : t;
-  };
-  torch::jit::Stack cpu_stack;
-  cpu_stack.reserve(num_args + fresh.size());
-  for (size_t i = 0; i < num_args; ++i) {
-    const IValue& value = args[i];
-    const bool mutated = std::find(plan.mutated_args.begin(), plan.mutated_args.end(),
-                                   static_cast<int>(i)) != plan.mutated_args.end();
-    if (value.isDevice() && value.toDevice().is_privateuseone()) {
-      cpu_stack.emplace_back(c10::Device(c10::kCPU));
-    } else {
-      cpu_stack.push_back(mutated ? map_tensors(value, output_alias)
-                                  : map_tensors(value, input_alias));
-    }
-  }
-  substitute_generators(schema, cpu_stack, 0, device.index());
-  std::vector<IValue> targets;
-  for (const IValue& out : fresh) {
-    targets.push_back(map_tensors(out, output_alias));
-  }
-  // out= overloads want every output; a call that produces only some (masked
-  // gradients) runs the functional operator and copies what it returns.
-  bool some_output_missing = false;
-  for (const IValue& out : fresh) {
-    for_each_tensor(out, [&](const at::Tensor& t) { some_output_missing |= !t.defined(); });
-  }
-  const bool copy_results = !fresh.empty() && (!plan.out_variant || some_output_missing);
-  c10::OperatorHandle kernel_op = op;
-  if (!fresh.empty() && !copy_results) {
-    kernel_op = *plan.out_variant;
-    cpu_stack.insert(cpu_stack.end(), targets.begin(), targets.end());
-    targets.clear();
-  }
 // LITERALINCLUDE START: EXECUTION FALLBACK KERNEL
-  // The call consumes its stack. A kernel captured in a graph runs once per
-  // replay (Note [accinte graphs]) and so calls a copy; any other runs once
-  // and hands its stack over.
-  const bool captured = c10::accinte::is_stream_capturing(stream);
+// 4. The kernel. Fresh outputs are written by the out= overload where the
+// first run showed it writes the functional operator's bytes; otherwise
+// the functional operator runs and its results are copied into them.
+void queue_kernel(const Call& call, const LaunchRecord& record, CpuArguments cpu,
+                  const std::vector<IValue>& fresh) {
+  std::vector<std::pair<at::Tensor, at::Tensor>> to_settle = cpu.to_settle();
+  std::vector<IValue> targets;
+  c10::OperatorHandle kernel_op = call.op;
+  if (!fresh.empty() && record.out_route) {
+    // Some out= kernels use their output as scratch of another shape
+    // (mse_loss.out): resizable aliases, settled like written arguments.
+    kernel_op = *call.plan.out_variant;
+    for (const IValue& out : fresh) {
+      cpu.stack.push_back(map_tensors(out, [&](const at::Tensor& t) {
+        to_settle.emplace_back(resizable_cpu_alias(t), cpu_alias(t));
+        return to_settle.back().first;
+      }));
+    }
+  } else {
+    for (const IValue& out : fresh) {
+      targets.push_back(map_tensors(out, [](const at::Tensor& t) {
+        return t.defined() ? cpu_alias(t) : t;
+      }));
+    }
+  }
+  // The call consumes its stack, so it gets a copy: the closure keeps its
+  // arguments to release them on the host (Note [accinte kernels release on
+  // the host]), and a kernel captured in a graph runs once per replay (Note
+  // [accinte graphs]).
+  const bool captured = c10::accinte::is_stream_capturing(call.stream);
   c10::accinte::launch_kernel(
-      stream,
-      [kernel_op, cpu_stack = std::move(cpu_stack), targets = std::move(targets),
-       outputs = std::move(outputs), copy_results, captured, ran = false]() mutable {
+      call.stream,
+      [kernel_op, cpu_stack = std::move(cpu.stack), targets = std::move(targets),
+       to_settle = std::move(to_settle), captured, ran = false,
+       caller = CallerState::capture()]() mutable {
         TORCH_CHECK(captured || !ran, "accinte: ", kernel_op.schema().name(), " was captured "
                     "by a capture that began on another thread while it was being launched");
         ran = true;
-        CpuKernelScope scope;
-        torch::jit::Stack run_stack = captured ? cpu_stack : std::move(cpu_stack);
-        kernel_op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &run_stack);
-        if (copy_results) {
-          for (size_t i = 0; i < targets.size(); ++i) {
-            if (targets[i].isTensor()) {
-              if (targets[i].toTensor().defined()) {
-                targets[i].toTensor().copy_(run_stack[i].toTensor());
-              }
-            } else {
-              const auto outs = targets[i].toListRef();
-              const auto got = run_stack[i].toListRef();
-              for (size_t k = 0; k < outs.size(); ++k) {
-                outs[k].toTensor().copy_(got[k].toTensor());
-              }
+        CpuKernelScope scope(caller);
+        torch::jit::Stack run_stack = cpu_stack;
+        try {
+          kernel_op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &run_stack);
+        } catch (const c10::Error& e) {
+          // Only an error that depends on values gets here (the first run of
+          // the signature passed every other check): say whose it is.
+          TORCH_CHECK(false, kernel_op.schema().name(), " failed in its kernel on accinte: ",
+                      e.what_without_backtrace());
+        }
+        for (size_t i = 0; i < targets.size(); ++i) {
+          if (targets[i].isTensor()) {
+            if (targets[i].toTensor().defined()) {
+              targets[i].toTensor().copy_(run_stack[i].toTensor());
+            }
+          } else {
+            const auto outs = targets[i].toListRef();
+            const auto got = run_stack[i].toListRef();
+            for (size_t k = 0; k < outs.size(); ++k) {
+              outs[k].toTensor().copy_(got[k].toTensor());
             }
           }
         }
-        for (const auto& [working, home] : outputs) {
+        for (const auto& [working, home] : to_settle) {
           settle(working, home);
         }
       },
       kernel_op.schema().name().c_str()); // lives as long as the operator
-
-  torch::jit::drop(*stack, num_args);
-  stack->insert(stack->end(), std::make_move_iterator(results.begin()),
-                std::make_move_iterator(results.end()));
-  return true;
 }
 // LITERALINCLUDE END: EXECUTION FALLBACK KERNEL
+
+// LITERALINCLUDE START: EXECUTION LAUNCH
+// Queues a call whose signature `record` describes. Returns false, having
+// changed nothing, when the call must run synchronously after all.
+bool launch_async(const Call& call, const LaunchRecord& record) {
+  if (!written_arguments_fit(call, record)) {
+    return false;
+  }
+  // 2. CPU aliases of the arguments as the call passed them.
+  CpuArguments cpu = cpu_aliases(call.op.schema(), call.args);
+  substitute_generators(call.op.schema(), cpu.stack, 0, call.device.index());
+  c10::accinte::AccInteGuard guard(call.device.index());
+  std::vector<IValue> fresh;
+  std::vector<IValue> results = device_outputs(call, record, cpu, fresh);
+  queue_kernel(call, record, std::move(cpu), fresh);
+  torch::jit::drop(*call.stack, call.args.size());
+  call.stack->insert(call.stack->end(), std::make_move_iterator(results.begin()),
+                     std::make_move_iterator(results.end()));
+  return true;
+}
+// LITERALINCLUDE END: EXECUTION LAUNCH
 
 } // namespace
 
 // LITERALINCLUDE START: FALLBACK GLOBAL
 void accinte_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const OpPlan& plan = plan_for(op);
-  std::optional<PendingMeta> pending;
-  if (plan.can_run_async && run_async(op, plan, stack, &pending)) {
-    return;
-  }
-  if (!pending) {
+  if (!plan.can_run_async) {
     run_sync(op, stack);
     return;
   }
-  // Arguments before the call (the stack is consumed), for the mutated ones.
   const size_t num_args = op.schema().arguments().size();
-  const std::vector<IValue> args(stack->end() - num_args, stack->end());
-  run_sync(op, stack);
-  validate_and_remember(plan, args, *stack, std::move(*pending));
+  const c10::ArrayRef<IValue> args(stack->data() + stack->size() - num_args, num_args);
+  const c10::Device device = call_device(args, plan.accepts_host_tensors);
+  check_outputs_on_device(args, plan.mutated_args, device);
+  const Call call{op, plan, stack, args, device,
+                  c10::accinte::getCurrentAccInteStream(device.index())};
+  std::optional<std::string> signature = launch_signature(op, args);
+  if (!signature) {
+    run_sync(op, stack);
+  } else if (const auto record = lookup_launch(*signature)) {
+    if (!record->asynchronous || !launch_async(call, *record)) {
+      run_sync(op, stack);
+    }
+  } else {
+    // The first call of a signature: checked on host stand-ins, recorded,
+    // queued. Where stand-ins cannot decide, the real call runs
+    // synchronously, except while capturing: nothing may wait for a
+    // capturing stream, so the Meta kernel plans the call alone.
+    const auto meta = meta_record(op, plan, args, /*planning=*/false);
+    const auto checked = meta ? check_on_stand_ins(op, plan, args, *meta) : std::nullopt;
+    if (checked) {
+      remember_launch(*signature, *checked);
+      if (launch_async(call, *checked)) {
+        return;
+      }
+    }
+    if (c10::accinte::is_stream_capturing(call.stream)) {
+      const auto plan_only = meta_record(op, plan, args, /*planning=*/true);
+      if (!plan_only || !launch_async(call, *plan_only)) {
+        run_sync(op, stack); // refuses, naming the operator
+      }
+      return;
+    }
+    run_first_call(op, plan, stack, std::move(*signature), meta);
+  }
 }
 // LITERALINCLUDE END: FALLBACK GLOBAL
 

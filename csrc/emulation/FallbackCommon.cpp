@@ -1,10 +1,9 @@
 #include <csrc/emulation/FallbackCommon.h>
 
-#include <ATen/EmptyTensor.h>
+#include <ATen/ops/empty_strided.h>
 
 #include <csrc/emulation/CpuAlias.h>
 #include <csrc/emulation/LayoutAlias.h>
-#include <csrc/runtime/AccInteDeviceAllocator.h>
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGenerator.h>
 #include <csrc/runtime/AccInteKernel.h>
@@ -50,9 +49,23 @@ c10::Device call_device(c10::ArrayRef<c10::IValue> args, bool accepts_host_tenso
   if (device) {
     return *device;
   }
+  bool names_accinte = false;
   for (const c10::IValue& value : args) {
-    if (value.isDevice() && value.toDevice().is_privateuseone() && value.toDevice().has_index()) {
-      return value.toDevice();
+    if (value.isDevice() && value.toDevice().is_privateuseone()) {
+      if (value.toDevice().has_index()) {
+        return value.toDevice();
+      }
+      names_accinte = true;
+    }
+  }
+  if (!names_accinte) {
+    // No accinte tensor and no accinte device argument: the dispatcher came
+    // here only for an accinte generator passed to a host call
+    // (torch.randn(3, generator=g), torch.multinomial(cpu_tensor, 2,
+    // generator=g)). The CPU kernel would refuse that generator; so do we.
+    for (const c10::IValue& value : args) {
+      TORCH_CHECK(!value.isGenerator() || !value.toGenerator().device().is_privateuseone(),
+                  "Expected a 'cpu' device type for generator but found 'accinte'");
     }
   }
   return {c10::DeviceType::PrivateUse1, c10::accinte::current_device()};
@@ -73,35 +86,57 @@ void substitute_generators(const c10::FunctionSchema& schema, torch::jit::Stack&
     at::Generator generator = value.isNone() ? c10::accinte::getDefaultAccInteGenerator(device)
                                              : value.toGenerator();
     TORCH_CHECK(generator.device().is_privateuseone(),
-                "Expected a generator on accinte, but got one on ", generator.device());
+                "Expected a 'accinte' device type for generator but found '",
+                generator.device().type(), "'");
     value = generator.get<c10::accinte::AccInteGeneratorImpl>()->next_kernel_engine();
   }
 }
 // LITERALINCLUDE END: GENERATOR FALLBACK ENGINES
 
-void run_and_wait(const c10::accinte::AccInteStream& stream, std::function<void()> kernel,
-                  const char* name) {
+size_t run_and_wait(const c10::accinte::AccInteStream& stream, std::function<void()> kernel,
+                    const char* name, bool quiet) {
   auto error = std::make_shared<std::exception_ptr>();
-  c10::accinte::launch_kernel(stream, [kernel = std::move(kernel), error]() {
+  auto warned = std::make_shared<CollectWarnings>();
+  c10::accinte::launch_kernel(stream, [kernel = std::move(kernel), error, warned,
+                                       caller = CallerState::capture()]() {
     try {
-      CpuKernelScope scope;
+      CpuKernelScope scope(caller, warned.get());
       kernel();
     } catch (...) {
       *error = std::current_exception();
     }
   }, name);
   stream.synchronize();
+  if (!quiet) {
+    for (const c10::Warning& warning : warned->warnings) {
+      c10::warn(warning);
+    }
+  }
   if (*error) {
     std::rethrow_exception(*error);
+  }
+  return warned->warnings.size();
+}
+
+void check_outputs_on_device(c10::ArrayRef<c10::IValue> args, const std::vector<int>& mutated,
+                             c10::Device device) {
+  for (const int j : mutated) {
+    for_each_tensor(args[j], [&](const at::Tensor& t) {
+      TORCH_CHECK(!t.defined() || t.device() == device,
+                  "Expected all tensors to be on the same device, but found at least two "
+                  "devices, ", device, " and ", t.device(), "!");
+    });
   }
 }
 
 at::Tensor device_copy_of(const at::Tensor& host, const c10::accinte::AccInteStream& stream) {
-  at::Tensor out = at::detail::empty_strided_generic(
-      host.sizes(), host.strides(), c10::accinte::getDeviceAllocator(),
-      c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), host.scalar_type());
+  at::Tensor out = at::empty_strided(
+      host.sizes(), host.strides(),
+      at::TensorOptions().dtype(host.scalar_type()).device(stream.device()));
   if (out.numel() > 0) {
-    c10::accinte::launch_kernel(stream, [src = host, dst = cpu_alias(out)]() mutable {
+    c10::accinte::launch_kernel(stream, [src = host, dst = cpu_alias(out),
+                                         caller = CallerState::capture()]() mutable {
+      CpuKernelScope scope(caller);
       dst.copy_(src);
     }, "aten::copy_");
   }
@@ -110,8 +145,22 @@ at::Tensor device_copy_of(const at::Tensor& host, const c10::accinte::AccInteStr
 
 void resize_and_copy(const at::Tensor& device, const at::Tensor& host,
                      const c10::accinte::AccInteStream& stream) {
+  const auto* base = static_cast<const char*>(device.storage().data());
+  if (host.storage().data() == base && base != nullptr) {
+    // The kernel laid the tensor out anew inside its own memory (a linalg
+    // out= kernel making it column-major, say): the device tensor takes that
+    // layout, as the CPU's does; its bytes are already there. (Its host
+    // storage starts where the device storage does, so offsets agree.)
+    device.as_strided_(host.sizes(), host.strides(), host.storage_offset());
+    return;
+  }
   device.resize_(host.sizes());
-  c10::accinte::launch_kernel(stream, [src = host, dst = cpu_alias(device)]() mutable {
+  if (host.is_non_overlapping_and_dense() && device.strides() != host.strides()) {
+    device.as_strided_(host.sizes(), host.strides(), device.storage_offset());
+  }
+  c10::accinte::launch_kernel(stream, [src = host, dst = cpu_alias(device),
+                                       caller = CallerState::capture()]() mutable {
+    CpuKernelScope scope(caller);
     dst.copy_(src);
   }, "aten::copy_");
 }

@@ -9,9 +9,11 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/util/Exception.h>
 
+#include <csrc/emulation/CallerState.h>
 #include <csrc/runtime/AccInteStream.h>
 
 #include <functional>
+#include <vector>
 
 namespace at::native::accinte {
 
@@ -68,16 +70,27 @@ struct DiscardWarnings final : c10::WarningHandler {
   void process(const c10::Warning& /*warning*/) override {}
 };
 
+/// A warning handler that keeps every warning, for the calling thread to
+/// raise again (see run_and_wait).
+struct CollectWarnings final : c10::WarningHandler {
+  void process(const c10::Warning& warning) override {
+    warnings.push_back(warning);
+  }
+  std::vector<c10::Warning> warnings;
+};
+
 /// RAII scope of a CPU kernel running for a fallback on a stream's worker:
-/// autograd keys are excluded (autograd already ran on the calling thread;
-/// the kernel is plain computation) and warnings are discarded. The calling
-/// thread already raised the call's own warnings (through the Meta kernel);
-/// what a CPU kernel warns about besides is how it uses its outputs inside
-/// (as scratch of another shape, say), which would be printed at every call.
+/// the thread-local state of the thread that launched it (`caller`, see
+/// Note [accinte kernels see their caller's state]), with the autograd keys
+/// excluded (autograd already ran on the calling thread; the kernel is plain
+/// computation), and warnings sent to `warnings`, by default nowhere. A
+/// queued kernel's warnings cannot reach the user at the call; the engine
+/// raises them there instead by running every call whose first run warned
+/// synchronously (see Note [accinte fallback]).
 class CpuKernelScope {
  public:
-  CpuKernelScope()
-      : no_autograd_(c10::autograd_dispatch_keyset_with_ADInplaceOrView), quiet_(&discard()) {}
+  explicit CpuKernelScope(const CallerState& caller, c10::WarningHandler* warnings = &discard())
+      : caller_(caller), warnings_(warnings) {}
   CpuKernelScope(const CpuKernelScope&) = delete;
   CpuKernelScope& operator=(const CpuKernelScope&) = delete;
 
@@ -87,26 +100,35 @@ class CpuKernelScope {
     return handler;
   }
 
-  c10::impl::ExcludeDispatchKeyGuard no_autograd_;
-  c10::WarningUtils::WarningHandlerGuard quiet_;
+  CallerStateGuard caller_;
+  c10::WarningUtils::WarningHandlerGuard warnings_;
 };
 
 /// For the synchronous paths: runs `kernel` on `stream` inside a
-/// CpuKernelScope, waits for it, and rethrows what it threw, with its type.
-/// The caller checks first that `stream` is not capturing
+/// CpuKernelScope with the calling thread's state, waits for it, and
+/// rethrows what it threw, with its type. The warnings the kernel raised are
+/// raised again on the calling thread, in order, unless `quiet`; returns how
+/// many there were. The caller checks first that `stream` is not capturing
 /// (check_not_capturing), since nothing may wait for a capturing stream.
 /// `kernel` owns what it works on (it must not refer to the caller's locals).
 /// `name` (the operator's) names the kernel, as launch_kernel's does.
-void run_and_wait(const c10::accinte::AccInteStream& stream, std::function<void()> kernel,
-                  const char* name);
+size_t run_and_wait(const c10::accinte::AccInteStream& stream, std::function<void()> kernel,
+                    const char* name, bool quiet = false);
+
+/// Refuses a mutated argument (an out= tensor, an in-place `self`) that is
+/// not on `device`, as the CPU and CUDA do: a 0-dim host tensor may be an
+/// input beside device tensors, never an output.
+void check_outputs_on_device(c10::ArrayRef<c10::IValue> args, const std::vector<int>& mutated,
+                             c10::Device device);
 
 /// A new device tensor with `host`'s sizes, strides and dtype, filled with
 /// `host`'s value by a kernel queued on `stream` (`host` is a CPU tensor).
 at::Tensor device_copy_of(const at::Tensor& host, const c10::accinte::AccInteStream& stream);
 
-/// For an argument that a CPU kernel resized while writing it: resizes the
-/// device tensor `device` to `host`'s sizes, then copies `host` (the CPU
-/// tensor the kernel wrote) into it by a kernel queued on `stream`.
+/// For an argument that a CPU kernel resized while writing it: gives the
+/// device tensor `device` the sizes and strides of `host` (the CPU tensor the
+/// kernel wrote). If `host` still lies in `device`'s memory, only the layout
+/// changes; otherwise `host` is copied in by a kernel queued on `stream`.
 void resize_and_copy(const at::Tensor& device, const at::Tensor& host,
                      const c10::accinte::AccInteStream& stream);
 

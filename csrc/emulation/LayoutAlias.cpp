@@ -4,10 +4,13 @@
 #include <ATen/SparseCsrTensorImpl.h>
 #include <ATen/SparseCsrTensorUtils.h>
 #include <ATen/SparseTensorImpl.h>
+#include <ATen/quantized/QTensorImpl.h>
+#include <ATen/quantized/Quantizer.h>
 #include <ATen/native/SparseTensorUtils.h>
 #include <ATen/ops/_sparse_coo_tensor_with_dims_and_tensors_native.h>
 
 #include <csrc/emulation/CpuAlias.h>
+#include <csrc/emulation/FallbackCommon.h>
 #include <csrc/runtime/AccInteGuard.h>
 
 namespace at::native::accinte {
@@ -17,6 +20,53 @@ namespace {
 c10::DispatchKey compressed_key(c10::Device device) {
   return device.is_cpu() ? c10::DispatchKey::SparseCsrCPU
                          : c10::DispatchKey::SparseCsrPrivateUse1;
+}
+
+// The integers of the quantized tensor `t`: a dense tensor of its underlying
+// type (int8, uint8, int32...) over the same storage and layout.
+at::Tensor integers_of(const at::Tensor& t) {
+  const c10::DispatchKey key =
+      t.is_cpu() ? c10::DispatchKey::CPU : c10::DispatchKey::PrivateUse1;
+  auto impl = c10::make_intrusive<c10::TensorImpl>(
+      c10::TensorImpl::VIEW, c10::Storage(t.storage()), c10::DispatchKeySet(key),
+      c10::scalarTypeToTypeMeta(c10::toUnderlying(t.scalar_type())));
+  impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
+  return at::Tensor(std::move(impl));
+}
+
+// `t`'s quantizer, made to own its per-channel scales and zero points: a CPU
+// kernel given device scales (quantize_per_channel) keeps their CPU aliases,
+// which die with the device tensors. Copied by a kernel on `device`'s
+// current stream, waited for (device memory is read only by kernels).
+at::QuantizerPtr owned_quantizer(const at::Tensor& t, c10::Device device) {
+  at::QuantizerPtr quantizer = at::get_qtensorimpl(t)->quantizer();
+  if (quantizer->qscheme() != c10::kPerChannelAffine &&
+      quantizer->qscheme() != c10::kPerChannelAffineFloatQParams) {
+    return quantizer;
+  }
+  auto qparams = std::make_shared<std::pair<at::Tensor, at::Tensor>>();
+  run_and_wait(c10::accinte::getCurrentAccInteStream(device.index()), [quantizer, qparams]() {
+    const auto* per_channel = static_cast<const at::PerChannelAffineQuantizer*>(quantizer.get());
+    *qparams = {per_channel->scales().clone(), per_channel->zero_points().clone()};
+  }, "aten::q_per_channel_scales");
+  const auto* per_channel = static_cast<const at::PerChannelAffineQuantizer*>(quantizer.get());
+  return at::make_per_channel_affine_quantizer(qparams->first, qparams->second,
+                                               per_channel->axis(), quantizer->scalar_type());
+}
+
+// A quantized tensor with `t`'s dtype and quantizer over the integers
+// `integers` (whose device it takes). The quantizer stays on the host, as
+// nested metadata does; a device tensor's owns its per-channel parameters.
+at::Tensor quantized_over(const at::Tensor& integers, const at::Tensor& t) {
+  const bool on_host = integers.is_cpu();
+  const c10::DispatchKey key =
+      on_host ? c10::DispatchKey::QuantizedCPU : c10::DispatchKey::QuantizedPrivateUse1;
+  at::Tensor out = at::detail::make_tensor<at::QTensorImpl>(
+      c10::Storage(integers.storage()), c10::DispatchKeySet(key), t.dtype(),
+      on_host ? at::get_qtensorimpl(t)->quantizer() : owned_quantizer(t, integers.device()));
+  out.unsafeGetTensorImpl()->set_sizes_and_strides(integers.sizes(), integers.strides(),
+                                                   integers.storage_offset());
+  return out;
 }
 
 // LITERALINCLUDE START: OPERATOR LAYOUT REBUILD
@@ -45,6 +95,9 @@ at::Tensor rebuild(const at::Tensor& t, c10::Device device, const ComponentToDev
         map(impl->get_unsafe_storage_as_tensor()), impl->get_nested_sizes(),
         impl->get_nested_strides(), impl->get_storage_offsets());
   }
+  if (t.is_quantized()) {
+    return quantized_over(map(integers_of(t)), t);
+  }
   return map(t);
 }
 // LITERALINCLUDE END: OPERATOR LAYOUT REBUILD
@@ -53,7 +106,8 @@ at::Tensor rebuild(const at::Tensor& t, c10::Device device, const ComponentToDev
 
 bool has_components(const at::Tensor& t) {
   return t.defined() && (t.is_sparse() || at::sparse_csr::is_sparse_compressed(t) ||
-                         at::native::get_nested_tensor_impl_or_null(t) != nullptr);
+                         at::native::get_nested_tensor_impl_or_null(t) != nullptr ||
+                         t.is_quantized());
 }
 
 std::vector<at::Tensor> components(const at::Tensor& t) {
@@ -67,6 +121,9 @@ std::vector<at::Tensor> components(const at::Tensor& t) {
   }
   if (const auto* impl = at::native::get_nested_tensor_impl_or_null(t)) {
     return {impl->get_unsafe_storage_as_tensor()};
+  }
+  if (t.is_quantized()) {
+    return {integers_of(t)};
   }
   return {t};
 }

@@ -7,7 +7,9 @@
 // buffer + sizes, strides and offsets kept on the host. On accinte the
 // component tensors are ordinary dense device tensors (the nested metadata
 // stays on the host, as on CUDA), so these layouts move between host and
-// device component by component. See Note [accinte layout fallbacks].
+// device component by component. A quantized tensor is treated the same way:
+// its one component is its integers (a dense tensor of the underlying type),
+// its quantizer is host metadata. See Note [accinte layout fallbacks].
 
 #include <ATen/core/Tensor.h>
 
@@ -16,13 +18,13 @@
 
 namespace at::native::accinte {
 
-/// True for a sparse (any layout) or nested tensor: one whose elements live
-/// in component tensors rather than in one strided storage.
+/// True for a sparse (any layout), nested or quantized tensor: one that a CPU
+/// kernel cannot read as a plain strided tensor of its dtype.
 bool has_components(const at::Tensor& t);
 
 /// The dense tensors holding `t`'s elements: `t` itself for a strided tensor;
 /// indices and values (COO); compressed indices, plain indices and values
-/// (compressed layouts); the whole buffer (nested).
+/// (compressed layouts); the whole buffer (nested); the integers (quantized).
 std::vector<at::Tensor> components(const at::Tensor& t);
 
 /// The CPU counterpart of the accinte tensor `t`, any layout: the same

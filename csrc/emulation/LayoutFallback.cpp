@@ -34,6 +34,7 @@
 #include <csrc/emulation/LayoutFallback.h>
 
 #include <csrc/emulation/CpuAlias.h>
+#include <csrc/emulation/CpuArguments.h>
 #include <csrc/emulation/FallbackCommon.h>
 #include <csrc/emulation/LayoutAlias.h>
 #include <csrc/runtime/AccInteGraph.h>
@@ -51,6 +52,9 @@ using c10::IValue;
 std::string layout_name(const at::Tensor& t) {
   if (t.is_nested()) {
     return "nested";
+  }
+  if (t.is_quantized()) {
+    return "quantized";
   }
   switch (t.layout()) {
     case c10::kSparse: return "torch.sparse_coo";
@@ -84,17 +88,6 @@ std::string layout_of(c10::ArrayRef<IValue> args) {
   return "these";
 }
 
-// Some CPU kernels compute what their backward needs only for inputs that
-// require grad (the arg-max indices of `_sparse_mm_reduce_impl`): a host
-// alias carries the flag of the tensor it stands for. No graph is recorded,
-// since the kernel runs with autograd excluded.
-at::Tensor with_grad_flag(at::Tensor host, const at::Tensor& t) {
-  if (t.requires_grad()) {
-    host.set_requires_grad(true);
-  }
-  return host;
-}
-
 } // namespace
 
 // LITERALINCLUDE START: OPERATOR LAYOUT FALLBACK
@@ -116,57 +109,16 @@ void layout_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   }
 
   // 1. Host aliases of the arguments (metadata only: no device memory read).
-  struct Written {
-    at::Tensor device; // the argument
-    at::Tensor host;   // what the CPU kernel writes
-    at::Tensor home;   // a dense argument's bytes as they were
-  };
-  std::vector<Written> written;
-  std::vector<at::Tensor> device_components; // what results may alias
-  auto cpu_stack = std::make_shared<torch::jit::Stack>();
-  cpu_stack->reserve(num_args);
-  for (size_t i = 0; i < num_args; ++i) {
-    const auto* alias = schema.arguments()[i].alias_info();
-    const bool is_written = alias != nullptr && alias->isWrite();
-    if (args[i].isDevice() && args[i].toDevice().is_privateuseone()) {
-      cpu_stack->emplace_back(c10::Device(c10::kCPU));
-      continue;
-    }
-    cpu_stack->push_back(map_tensors(args[i], [&](const at::Tensor& t) -> at::Tensor {
-      if (!t.defined() || !t.is_privateuseone()) {
-        return t;
-      }
-      for (const at::Tensor& c : components(t)) {
-        device_components.push_back(c);
-      }
-      if (has_components(t)) {
-        at::Tensor host = with_grad_flag(host_alias(t), t);
-        if (is_written) {
-          written.push_back({t, host, {}});
-        }
-        return host;
-      }
-      if (!is_written) {
-        return with_grad_flag(cpu_alias(t), t);
-      }
-      written.push_back({t, resizable_cpu_alias(t), cpu_alias(t)});
-      return written.back().host;
-    }));
-  }
+  CpuArguments cpu = cpu_aliases(schema, args, /*components=*/true);
 
   // 2. The CPU's kernel, on the stream, waited for.
-  std::vector<std::pair<at::Tensor, at::Tensor>> dense_written; // (host, home)
-  for (const Written& w : written) {
-    if (w.home.defined()) {
-      dense_written.emplace_back(w.host, w.home);
-    }
-  }
+  auto cpu_stack = std::make_shared<torch::jit::Stack>(std::move(cpu.stack));
   try {
-    run_and_wait(stream, [op, cpu_stack, dense_written]() {
+    run_and_wait(stream, [op, cpu_stack, to_settle = cpu.to_settle()]() {
       op.callBoxed(cpu_stack.get());
-      for (const auto& [host, home] : dense_written) {
-        if (host.sizes() == home.sizes()) {
-          settle(host, home);
+      for (const auto& [working, home] : to_settle) {
+        if (working.sizes() == home.sizes()) {
+          settle(working, home);
         }
       }
     }, op.schema().name().c_str());
@@ -179,18 +131,18 @@ void layout_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 
   // 3. Results to the device.
   const auto to_device = [&](const at::Tensor& c) -> at::Tensor {
-    for (const at::Tensor& input : device_components) {
+    for (const at::Tensor& input : cpu.device_tensors) {
       if (lies_in(c, input)) {
         return device_view_of(input, c);
       }
     }
     return device_copy_of(c, stream);
   };
-  for (const Written& w : written) {
+  for (const WrittenArgument& w : cpu.written) {
     if (!w.home.defined()) {
-      update_from_host(w.device, w.host, to_device);
-    } else if (w.host.sizes() != w.home.sizes()) {
-      resize_and_copy(w.device, w.host, stream);
+      update_from_host(w.device, w.working, to_device);
+    } else if (w.working.sizes() != w.home.sizes()) {
+      resize_and_copy(w.device, w.working, stream);
     }
   }
   torch::jit::drop(*stack, num_args);
@@ -199,8 +151,8 @@ void layout_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       if (!t.defined() || !t.is_cpu()) {
         return t;
       }
-      for (const Written& w : written) {
-        if (t.is_same(w.host)) {
+      for (const WrittenArgument& w : cpu.written) {
+        if (t.is_same(w.working)) {
           return w.device;
         }
       }

@@ -117,20 +117,29 @@ std::unique_ptr<OpPlan> make_plan(const c10::OperatorHandle& op) {
   const std::string& name = schema.name();
   plan->accepts_host_tensors = name == "aten::index" || name == "aten::index_put_" ||
                                name == "aten::_index_put_impl_" || name == "aten::index_put";
-  plan->outputs_preallocated = !plan->mutated_args.empty();
-  for (const auto& ret : plan->returns) {
-    plan->outputs_preallocated &= ret.kind == OpPlan::Return::kMutated;
-  }
   {
     // "Meta: registered at <file>:<line>"; Python registrations name a .py file.
     const std::string table = op.dumpComputedTable();
     const auto line = table.find("\nMeta: ");
     const auto end = table.find('\n', line + 1);
-    plan->meta_is_python =
-        line != std::string::npos && table.substr(line, end - line).find(".py:") != std::string::npos;
+    plan->meta_is_python = line != std::string::npos &&
+                           table.substr(line, end - line).find(".py:") != std::string::npos;
   }
-  // A Python Meta kernel is slow, but its results are cached per call
-  // signature (MetaCache.h), so only the first call of a signature pays.
+  plan->outputs_given = !plan->mutated_args.empty();
+  for (const auto& ret : plan->returns) {
+    plan->outputs_given &= ret.kind == OpPlan::Return::kMutated;
+  }
+  for (const auto& arg : args) {
+    const auto* list = arg.type()->castRaw<c10::ListType>();
+    plan->takes_indices |= list != nullptr &&
+                           list->getElementType()->kind() == c10::TypeKind::OptionalType;
+  }
+  for (const auto& arg : args) {
+    const c10::TypePtr& type = arg.type();
+    const auto* optional = type->castRaw<c10::OptionalType>();
+    plan->draws_random |= (optional ? optional->getElementType() : type)->kind() ==
+                          c10::TypeKind::GeneratorType;
+  }
   plan->can_run_async = returns_only_tensors && !is_data_dependent(name) &&
                         !is_data_dependent(name + "." + schema.overload_name()) &&
                         op.hasKernelForDispatchKey(c10::DispatchKey::Meta);

@@ -32,17 +32,25 @@ struct OpPlan {
   std::vector<int> mutated_args;
   /// For operators with fresh returns: the overload that writes into
   /// preallocated outputs, called with the operator's arguments followed by
-  /// one output per return. Without one, the kernel copies the result.
+  /// one output per return. Used only for call signatures where it was shown
+  /// to write the functional operator's bytes (LaunchRecord::out_route).
   std::optional<c10::OperatorHandle> out_variant;
   /// Operators that take host tensors of any size (index tensors).
   bool accepts_host_tensors = false;
+  /// The operator takes a generator: it draws random numbers.
+  bool draws_random = false;
   /// The Meta kernel is written in Python (torch/_meta_registrations.py):
-  /// correct but tens of microseconds per call, so it is skipped when the
-  /// outputs are already known (see run_async).
+  /// correct, but its first use imports half of torch's Python code, and
+  /// every call costs tens of microseconds; the engine runs it only to plan
+  /// a call while a stream captures.
   bool meta_is_python = false;
-  /// Every mutated argument is an out= argument or the in-place `self`, and
-  /// nothing is returned fresh: the outputs exist before the call.
-  bool outputs_preallocated = false;
+  /// The operator takes a list of optional tensors (`Tensor?[] indices`):
+  /// boolean masks among them make output shapes depend on the data, which
+  /// only the Meta kernel (raising on them) tells apart.
+  bool takes_indices = false;
+  /// Every return is a written argument (in-place and out= overloads): the
+  /// outputs exist before the call.
+  bool outputs_given = false;
 };
 
 /// The plan of `op`, computed on first use and cached; thread-safe.

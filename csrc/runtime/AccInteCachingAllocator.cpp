@@ -87,6 +87,11 @@ void DeviceCachingAllocator::report_usage_to_profiler(void* ptr, int64_t delta) 
 Block* DeviceCachingAllocator::malloc(size_t nbytes, const AccInteStream& stream,
                                       std::shared_ptr<c10::GatheredContext> context) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (C10_UNLIKELY(nbytes > kMaxRequest)) {
+    // No device is this large, and rounding such a size could wrap around
+    // size_t (a 0-byte block): refused before any arithmetic.
+    raise_out_of_memory(nbytes, nbytes, stream.id(), std::move(context));
+  }
   // Blocks whose recorded streams have finished become reusable first; not
   // while a capture is underway, whose event records may not be queried
   // (see Note [accinte allocator during capture]).

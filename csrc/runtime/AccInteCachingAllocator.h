@@ -76,6 +76,9 @@ constexpr size_t kMinLargeAlloc = 10 << 20;    // requests below this share 20 M
 constexpr size_t kLargeBuffer = 20 << 20;      // shared large-pool segment size
 constexpr size_t kRoundLarge = 2 << 20;        // large segments are multiples of this
 // LITERALINCLUDE END: ALLOCATOR CONSTANTS
+// Larger requests fail as out of memory before any rounding, which could
+// otherwise wrap around size_t (2^62 bytes: more than any emulated device).
+constexpr size_t kMaxRequest = size_t{1} << 62;
 
 struct BlockPool;
 struct PrivatePool;

@@ -4,6 +4,7 @@
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGuard.h>
+#include <csrc/runtime/AccInteHostWait.h>
 
 #include <c10/util/flat_hash_map.h>
 
@@ -21,6 +22,10 @@ class AccInteDeviceAllocatorImpl final : public c10::DeviceAllocator {
  public:
 // LITERALINCLUDE START: ALLOCATOR FACADE
   DataPtr allocate(size_t nbytes) override {
+    // A negative size from Python (torch.UntypedStorage(-1)) arrives here
+    // wrapped to a huge size_t; refused as the CPU allocator refuses it.
+    TORCH_CHECK(static_cast<int64_t>(nbytes) >= 0, "accinte: cannot allocate a negative "
+                "number of bytes (", static_cast<int64_t>(nbytes), ")");
     const DeviceIndex device = current_device();
     mark_device_used(device);
     if (nbytes == 0) {
@@ -56,7 +61,15 @@ class AccInteDeviceAllocatorImpl final : public c10::DeviceAllocator {
 
   DeleterFnPtr raw_deleter() const override { return &free_device_memory; }
 
+  bool allocated_in_pool(const void* ptr, MempoolId_t id) {
+    std::lock_guard<std::mutex> lock(blocks_mutex_);
+    const auto it = blocks_.find(const_cast<void*>(ptr));
+    return it != blocks_.end() && it->second->pool->owner != nullptr &&
+           it->second->pool->owner->id == id;
+  }
+
   void copy_data(void* dest, const void* src, std::size_t count) const override {
+    HostWaitGuard no_gil; // a synchronous copy: Note [accinte host waits and the GIL]
     ACCINTE_CHECK(acMemcpy(dest, src, count, acMemcpyDeviceToDevice));
   }
 
@@ -108,6 +121,11 @@ class AccInteDeviceAllocatorImpl final : public c10::DeviceAllocator {
 
   /// The allocator of `device`; throws on a bad index.
   DeviceCachingAllocator& device_allocator(DeviceIndex device) {
+    // A forked child must not wait for a lock its parent's threads may have
+    // held at fork() (Note [accinte fork safety]): statistics, empty_cache
+    // and allocation there fail instead.
+    TORCH_CHECK(!in_bad_fork(), "accinte: the caching allocator cannot be used in a child "
+                "forked after accinte was initialised; start processes with 'spawn'");
     // Created on first use rather than at load time: asking the runtime for
     // the device count while the library loads would initialise it in every
     // process that merely imports torch.
@@ -133,6 +151,9 @@ AccInteDeviceAllocatorImpl* g_allocator = new AccInteDeviceAllocatorImpl();
 // The deleter of every DataPtr: it runs in destructors, so a failure is
 // reported as a warning rather than terminating the process.
 void free_device_memory(void* ptr) {
+  if (C10_UNLIKELY(in_bad_fork())) {
+    return;  // see Note [accinte fork safety]
+  }
   try {
     g_allocator->free(ptr);
   } catch (const std::exception& e) {
@@ -186,6 +207,10 @@ void release_pool(DeviceIndex device, MempoolId_t id) {
 
 size_t pool_reserved_bytes(DeviceIndex device, MempoolId_t id) {
   return g_allocator->device_allocator(device).pool_reserved_bytes(id);
+}
+
+bool allocated_in_pool(const void* ptr, MempoolId_t id) {
+  return g_allocator->allocated_in_pool(ptr, id);
 }
 
 std::string format_bytes(size_t bytes) {

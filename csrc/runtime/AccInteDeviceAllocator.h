@@ -57,6 +57,10 @@ C10_EXPORT void release_pool(DeviceIndex device, MempoolId_t id);
 /// Bytes private pool `id` of `device` holds (0 if it has none).
 C10_EXPORT size_t pool_reserved_bytes(DeviceIndex device, MempoolId_t id);
 
+/// True if `ptr` is the start of a block this allocator handed out from the
+/// private pool `id` (a graph's). Takes the allocator's block-map lock.
+C10_EXPORT bool allocated_in_pool(const void* ptr, MempoolId_t id);
+
 /// Formats a byte count for error messages ("1.50 GiB").
 C10_EXPORT std::string format_bytes(size_t bytes);
 

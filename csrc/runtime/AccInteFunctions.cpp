@@ -2,6 +2,10 @@
 
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteGuard.h>
+#include <csrc/runtime/AccInteHostWait.h>
+#include <csrc/runtime/AccInteKernel.h>
+
+#include <pthread.h>
 
 #include <array>
 #include <atomic>
@@ -13,7 +17,43 @@ namespace {
 constexpr int kMaxDevices = 64;
 std::array<std::atomic<bool>, kMaxDevices> g_device_used{};
 
+// Note [accinte fork safety]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~
+// fork() copies the calling thread only; every lock another thread held at
+// that moment stays locked in the child for good. libaccinte takes its table
+// locks across fork() (third_party/accinte/src/fork.cpp) and refuses every
+// call in a child of an initialised parent. The backend's own locks (caching
+// allocator, its block map, the pinned-memory allocator, the IPC counter
+// tables) are different: a child still frees the tensors it inherited, and
+// those deleters would wait for a lock no thread will ever release. So the
+// child never touches them: in_bad_fork() is set by a fork handler in the
+// child, and every deleter checks it first and leaves the memory alone (it is
+// the child's copy of the parent's heap, gone when the child exits). A child
+// of a parent that never used the device is not affected: it has a runtime of
+// its own.
+std::atomic<bool> g_in_bad_fork{false};
+
+void after_fork_in_child() {
+  // libaccinte's own child handler ran first (it was registered when that
+  // library was loaded, before this one) and decided whether the runtime is
+  // usable here; ask it. Async-signal-safe: an atomic load and a compare.
+  int count = 0;
+  if (acGetDeviceCount(&count) == acErrorInitializationError) {
+    g_in_bad_fork.store(true, std::memory_order_relaxed);
+  }
+}
+
+// pthread_atfork fails only with ENOMEM while the library loads; there is no
+// caller to tell, and the runtime still refuses use in a child.
+const bool g_fork_handler_registered = [] {
+  return pthread_atfork(nullptr, nullptr, &after_fork_in_child) == 0;
+}();
+
 } // namespace
+
+bool in_bad_fork() noexcept {
+  return g_in_bad_fork.load(std::memory_order_relaxed);
+}
 
 // LITERALINCLUDE START: DEVICE COUNT AND INDEX
 DeviceIndex device_count() noexcept {
@@ -32,6 +72,14 @@ void check_device_index(DeviceIndex device) {
               "; ACCINTE_DEVICE_COUNT sets the count)");
 }
 // LITERALINCLUDE END: DEVICE COUNT AND INDEX
+
+DeviceIndex resolve_device_index(DeviceIndex device) {
+  if (device == -1) {
+    return current_device();
+  }
+  check_device_index(device);
+  return device;
+}
 
 DeviceIndex current_device() {
   int device = 0;
@@ -54,12 +102,16 @@ DeviceIndex exchange_device(DeviceIndex device) {
 }
 
 DeviceIndex maybe_exchange_device(DeviceIndex device) {
-  return device < 0 ? current_device() : exchange_device(device);
+  return device == -1 ? current_device() : exchange_device(device);
 }
 
 void device_synchronize(DeviceIndex device) {
   AccInteGuard guard(device);
-  ACCINTE_CHECK(acDeviceSynchronize());
+  {
+    HostWaitGuard no_gil; // Note [accinte host waits and the GIL]
+    ACCINTE_CHECK(acDeviceSynchronize());
+  }
+  release_finished_kernels();
 }
 
 bool has_primary_context(DeviceIndex device) {

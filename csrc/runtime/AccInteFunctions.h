@@ -19,8 +19,20 @@ C10_EXPORT DeviceIndex device_count() noexcept;
 /// 0 <= device < device_count().
 C10_EXPORT void check_device_index(DeviceIndex device);
 
+/// `device`, or the current device when `device` is -1 (what an accinte
+/// torch.device without an index carries). Throws like check_device_index
+/// for any other index out of range: -2 and below too, and the wrapped
+/// indices torch.device("accinte:128") produces (DeviceIndex is 8 bits).
+C10_EXPORT DeviceIndex resolve_device_index(DeviceIndex device);
+
 /// The calling thread's current device.
 C10_EXPORT DeviceIndex current_device();
+
+/// True in a child forked from a process whose runtime was in use: the
+/// runtime refuses every call there, and the allocators' tables must not be
+/// touched either, since another thread of the parent may have held their
+/// locks at the moment of fork(). See Note [accinte fork safety].
+C10_EXPORT bool in_bad_fork() noexcept;
 
 /// Makes `device` current for the calling thread. Throws on a bad index.
 C10_EXPORT void set_device(DeviceIndex device);

@@ -121,10 +121,7 @@ const at::Generator& getDefaultAccInteGenerator(DeviceIndex device) {
   };
   // Leaked on purpose: generators outlive every static user at exit.
   static auto* defaults = new Defaults(device_count());
-  if (device < 0) {
-    device = current_device();
-  }
-  check_device_index(device);
+  device = resolve_device_index(device);
   std::call_once(defaults->created[device], [&] {
     defaults->generators[device] = at::make_generator<AccInteGeneratorImpl>(device);
   });
@@ -133,10 +130,7 @@ const at::Generator& getDefaultAccInteGenerator(DeviceIndex device) {
 // LITERALINCLUDE END: GENERATOR DEFAULTS
 
 at::Generator createAccInteGenerator(DeviceIndex device) {
-  if (device < 0) {
-    device = current_device();
-  }
-  check_device_index(device);
+  device = resolve_device_index(device);
   return at::make_generator<AccInteGeneratorImpl>(device);
 }
 

@@ -5,6 +5,7 @@
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGenerator.h>
 #include <csrc/runtime/AccInteGuard.h>
+#include <csrc/runtime/AccInteHostWait.h>
 #include <csrc/runtime/AccInteKernel.h>
 
 #include <c10/util/flat_hash_map.h>
@@ -95,6 +96,42 @@ void note_capture_invalidated(const AccInteStream& stream, const char* what) {
   if (auto it = g_capturing.find(id); it != g_capturing.end() &&
                                       it->second->invalidated_by_.empty()) {
     it->second->invalidated_by_ = what;
+  }
+}
+
+// Note [accinte graph argument lifetime]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A captured kernel holds raw pointers to the memory it was given. Memory
+// the capture allocated comes from the graph's private pool, which lives as
+// long as the graph; but a capture may also use tensors allocated before it
+// began (static inputs, parameters). CUDA leaves their lifetime to the user:
+// delete such a tensor, empty the cache and replay, and the replay reads
+// freed memory. accinte keeps them alive instead: every storage a captured
+// kernel reads or writes passes through note_captured_storage (from
+// cpu_alias and the copies), and the graph holds a reference to each one not
+// allocated from its own pool until reset() or its destruction. The cost is
+// one hash-set insertion per argument per captured launch, during capture
+// only. A storage shrunk after capture (untyped_storage().resize_) swaps its
+// memory, which the graph cannot hold: resizing a captured input is the
+// user's error, as on CUDA.
+void note_captured_storage(const c10::Storage& storage) {
+  if (C10_LIKELY(!captures_underway()) || storage.data() == nullptr) {
+    return;
+  }
+  const CaptureId_t id = current_capture_id(getCurrentAccInteStream(storage.device().index()));
+  if (id == 0) {
+    return;
+  }
+  std::lock_guard<std::mutex> lock(g_capturing_mutex);
+  const auto it = g_capturing.find(id);
+  if (it == g_capturing.end()) {
+    return;
+  }
+  AccInteGraph& graph = *it->second;
+  const c10::StorageImpl* impl = storage.unsafeGetStorageImpl();
+  if (graph.kept_storages_.count(impl) == 0 &&
+      !allocated_in_pool(storage.data(), graph.mempool_id_)) {
+    graph.kept_storages_.emplace(impl, storage);
   }
 }
 
@@ -221,6 +258,7 @@ void AccInteGraph::capture_end() {
     kernel_names_.clear();
     random_.clear();
     invalidated_by_.clear();
+    kept_storages_.clear();
     TORCH_CHECK(ended != acErrorStreamCaptureInvalidated, "accinte graph capture failed: it "
                 "was invalidated by ", cause, " during capture, and synchronization is not "
                 "allowed while capturing. Nothing was captured; the device is usable.");
@@ -281,7 +319,12 @@ void AccInteGraph::replay() {
       }
     }, "graph RNG seeds");
   }
-  ACCINTE_CHECK(acGraphLaunch(exec_, stream.stream()));
+  acError_t launched = acSuccess;
+  {
+    HostWaitGuard no_gil; // a full queue waits: Note [accinte launch queue depth]
+    launched = acGraphLaunch(exec_, stream.stream());
+  }
+  ACCINTE_CHECK(launched);
   maybe_block_after_launch(stream);
 }
 // LITERALINCLUDE END: GRAPH REPLAY
@@ -320,6 +363,8 @@ void AccInteGraph::reset() {
   kernel_names_.clear();
   random_.clear();
   invalidated_by_.clear();
+  // After the executable graph is gone: nothing can replay over them now.
+  kept_storages_.clear();
 }
 
 MempoolId_t AccInteGraph::pool() const {

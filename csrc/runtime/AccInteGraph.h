@@ -35,6 +35,9 @@
 #include <ATen/core/Generator.h>
 #include <csrc/runtime/AccInteStream.h>
 
+#include <c10/core/Storage.h>
+#include <c10/util/flat_hash_map.h>
+
 #include <atomic>
 #include <optional>
 #include <string>
@@ -76,6 +79,13 @@ void note_capture_invalidated(const AccInteStream& stream, const char* what);
 /// Called by launch_kernel for a kernel captured by capture `id`: names it in
 /// the graph's debug dump.
 void note_captured_kernel(CaptureId_t id, const char* name);
+
+/// Called for every device tensor a kernel reads or writes (cpu_alias and the
+/// copies), on the launching thread: if the current stream of the storage's
+/// device is capturing for an AccInteGraph, that graph keeps the storage
+/// alive until reset, unless the graph's own pool allocated it. See Note
+/// [accinte graph argument lifetime]. One atomic load when nothing captures.
+C10_EXPORT void note_captured_storage(const c10::Storage& storage);
 
 /// Called by AccInteGeneratorImpl::next_kernel_engine during capture `id`:
 /// the graph seeds `engine` at each replay. False if no AccInteGraph owns the
@@ -121,6 +131,7 @@ class AccInteGraph final : public at::GraphImplInterface {
 
  private:
   friend void note_captured_kernel(CaptureId_t, const char*);
+  friend void note_captured_storage(const c10::Storage&);
   friend void note_capture_invalidated(const AccInteStream&, const char*);
   friend bool note_random_engine(CaptureId_t, c10::intrusive_ptr<AccInteGeneratorImpl>,
                                  at::Generator);
@@ -149,6 +160,9 @@ class AccInteGraph final : public at::GraphImplInterface {
   std::vector<std::string> kernel_names_;
   std::vector<RandomEngines> random_;
   std::string invalidated_by_;
+  // Storages from outside the graph's pool that captured kernels use, kept
+  // alive for the graph's life (Note [accinte graph argument lifetime]).
+  ska::flat_hash_map<const c10::StorageImpl*, c10::Storage> kept_storages_;
 };
 
 } // namespace c10::accinte

@@ -10,10 +10,10 @@ namespace c10::accinte {
 // LITERALINCLUDE START: GUARD RAII
 class AccInteGuard {
  public:
-  /// Makes `device` current for this thread; a negative index keeps the
-  /// current device. Throws on a bad index.
+  /// Makes `device` current for this thread; -1 keeps the current device.
+  /// Throws on any other index out of range.
   explicit AccInteGuard(DeviceIndex device)
-      : previous_(device < 0 ? current_device() : exchange_device(device)) {}
+      : previous_(device == -1 ? current_device() : exchange_device(device)) {}
 
   AccInteGuard(const AccInteGuard&) = delete;
   AccInteGuard& operator=(const AccInteGuard&) = delete;

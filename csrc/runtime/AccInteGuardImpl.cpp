@@ -4,6 +4,8 @@
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGuard.h>
+#include <csrc/runtime/AccInteHostWait.h>
+#include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>
 
 namespace c10::accinte {
@@ -131,8 +133,10 @@ bool AccInteGuardImpl::queryEvent(void* event) const {
 
 void AccInteGuardImpl::synchronizeEvent(void* event) const {
   if (event != nullptr) {
+    HostWaitGuard no_gil; // Note [accinte host waits and the GIL]
     ACCINTE_CHECK(acEventSynchronize(static_cast<acEvent_t>(event)));
   }
+  release_finished_kernels();
 }
 
 void AccInteGuardImpl::destroyEvent(void* event, DeviceIndex device_index) const noexcept {

@@ -5,6 +5,7 @@
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGenerator.h>
 #include <csrc/runtime/AccInteGuard.h>
+#include <csrc/runtime/AccInteHostWait.h>
 #include <csrc/runtime/AccInteHostAllocator.h>
 
 #include <algorithm>
@@ -73,6 +74,16 @@ at::Allocator* AccInteHooks::getPinnedMemoryAllocator() const {
   return getHostAllocator();
 }
 
+// Note [accinte storage growth]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Growing a storage (UntypedStorage.resize_, Tensor.set_ or resize_ past the
+// end) takes a new block from the caching allocator, whose bytes may be what
+// another tensor left there. The CPU's allocator hands out fresh pages in
+// that case more often than not; accinte zero-fills the grown part always,
+// so no tensor ever reads memory it was never given. Storages restored by
+// torch.load are not resizable, as the CPU's are not, so a checkpoint whose
+// tensor reaches past its storage record is refused, not grown
+// (torch_accinte/accinte/serialization.py).
 void AccInteHooks::resizePrivateUse1Bytes(const c10::Storage& storage, size_t newsize) const {
   TORCH_CHECK(storage.resizable(), "Trying to resize storage that is not resizable");
   const size_t old_size = storage.nbytes();
@@ -81,7 +92,14 @@ void AccInteHooks::resizePrivateUse1Bytes(const c10::Storage& storage, size_t ne
   const size_t kept = std::min(old_size, newsize);
   if (kept > 0 && storage.data() != nullptr) {
     // Synchronous, so the old block may be freed as soon as we return.
+    HostWaitGuard no_gil; // Note [accinte host waits and the GIL]
     ACCINTE_CHECK(acMemcpy(data.get(), storage.data(), kept, acMemcpyDeviceToDevice));
+  }
+  if (newsize > kept) {
+    // The grown part comes from the caching allocator and may hold another
+    // tensor's freed data: never hand that out (see Note [accinte storage
+    // growth]).
+    ACCINTE_CHECK(acMemset(static_cast<char*>(data.get()) + kept, 0, newsize - kept));
   }
   storage.unsafeGetStorageImpl()->set_data_ptr_noswap(std::move(data));
   storage.unsafeGetStorageImpl()->set_nbytes(newsize);

@@ -2,6 +2,7 @@
 
 #include <csrc/runtime/AccInteEvent.h>
 #include <csrc/runtime/AccInteException.h>
+#include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGraph.h>
 #include <csrc/runtime/AccInteStream.h>
 
@@ -85,6 +86,9 @@ struct AccInteHostAllocator final
 AccInteHostAllocator* g_host_allocator = new AccInteHostAllocator();
 
 void free_pinned(void* ctx) {
+  if (C10_UNLIKELY(in_bad_fork())) {
+    return;  // see Note [accinte fork safety]
+  }
   const auto* block = static_cast<const Block*>(ctx);
   report_pinned_usage(block->ptr_, -static_cast<int64_t>(block->size_));
   g_host_allocator->free(ctx);

@@ -34,7 +34,7 @@ void close_mapping(void* context) {
     return;
   }
   ACCINTE_CHECK_WARN(acIpcCloseMemHandle(mapping->base));
-  mapping->counter->fetch_sub(1);
+  release_reference(*mapping->counter);
 }
 // LITERALINCLUDE END: IPC RECEIVED MAPPING
 
@@ -73,7 +73,7 @@ c10::Storage open_shared_storage(const IpcStorageHandle& handle) {
     AccInteGuard guard(handle.device);
     ACCINTE_CHECK(acIpcOpenMemHandle(&base, handle.handle, acIpcMemLazyEnablePeerAccess));
   } catch (...) {
-    counter->fetch_sub(1); // nothing will hold the memory: give the reference back
+    release_reference(*counter); // nothing will hold the memory: give the reference back
     throw;
   }
   // From here on the DataPtr owns the mapping and the reference: its deleter
@@ -94,7 +94,7 @@ c10::Storage open_shared_storage(const IpcStorageHandle& handle) {
 // LITERALINCLUDE END: IPC OPEN STORAGE
 
 void release_shared_reference(const IpcStorageHandle& handle) {
-  received_counter(handle.counter)->fetch_sub(1);
+  release_reference(*received_counter(handle.counter));
 }
 
 } // namespace c10::accinte

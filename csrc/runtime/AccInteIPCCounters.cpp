@@ -143,6 +143,12 @@ void free_sent_counter(const IpcCounterHandle& handle) {
   sent().release(handle);
 }
 
+void release_reference(std::atomic<int64_t>& counter) {
+  int64_t value = counter.load();
+  while (value > 0 && !counter.compare_exchange_weak(value, value - 1)) {
+  }
+}
+
 std::atomic<int64_t>* received_counter(const IpcCounterHandle& handle) {
   TORCH_CHECK(handle.slot < kSlotsPerFile, "accinte: bad IPC counter slot ", handle.slot);
   if (handle.pid == getpid()) {

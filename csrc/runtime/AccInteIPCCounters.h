@@ -50,6 +50,13 @@ C10_EXPORT int64_t sent_counter_value(const IpcCounterHandle& handle);
 /// Sender: returns a counter whose value is 0 to the free slots.
 C10_EXPORT void free_sent_counter(const IpcCounterHandle& handle);
 
+/// Receiver: gives one reference back, never taking the count below zero. A
+/// share carries exactly one reference, but the same pickled message can be
+/// loaded twice (two receivers, or one receiver loading it again); the second
+/// release then finds 0 and changes nothing, so the count stays meaningful
+/// for ipc_collect and later shares of the slot.
+C10_EXPORT void release_reference(std::atomic<int64_t>& counter);
+
 /// Receiver: the counter in this process's mapping of the sender's counters,
 /// mapped on first use. Throws when the sender's counters cannot be opened
 /// (the sender exited) or the handle is malformed.

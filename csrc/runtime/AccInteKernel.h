@@ -4,14 +4,28 @@
 // A kernel is a C++ callable queued with acLaunchKernel: it runs later, in
 // stream order, on the stream's worker thread, inside the runtime's access
 // window over device memory (so it may read and write device pointers even
-// in strict mode). It must not capture owning references to device tensors:
-// a tensor freed on the worker would enter the caching allocator from a
-// thread that the allocator may be waiting for (acFree waits for the
-// device's streams). Capture raw pointers and metadata instead; the caller
-// may free the tensors as soon as the kernel is queued, because the caching
-// allocator hands a freed block out again only to work queued behind the
-// kernel on the same stream (see Note [accinte caching allocator]; uses on
-// other streams need Tensor.record_stream).
+// in strict mode). It does not capture owning references to device tensors:
+// their memory would stay allocated until a host thread releases the
+// closure (see the Note below), and nothing needs it to. Capture raw pointers
+// and metadata instead; the caller may free the tensors as soon as the
+// kernel is queued, because the caching allocator hands a freed block out
+// again only to work queued behind the kernel on the same stream (see Note
+// [accinte caching allocator]; uses on other streams need
+// Tensor.record_stream).
+//
+// Note [accinte kernels release on the host]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// What a kernel's closure owns (host tensors, IValues) may be the last
+// reference to an object whose Python twin C++ keeps alive; destroying it
+// takes the GIL. On a stream worker that deadlocks against a host thread
+// that waits for the stream holding the GIL. So a worker never destroys a
+// closure: a finished kernel's closure goes to a queue that host threads
+// drain (release_finished_kernels) at the next launch or synchronisation, as
+// CUDA's caching allocator frees on the host. Not at queries, which PyTorch's
+// allocators make under their locks: a Python destructor there could wait
+// for the GIL held by a thread that waits for the lock. A kernel must
+// therefore not consume what it captured either (a boxed call pops its
+// arguments: call it on a copy of the captured stack).
 
 #include <csrc/runtime/AccInteStream.h>
 
@@ -31,6 +45,13 @@ namespace c10::accinte {
 /// [accinte activity records] (accinte.h).
 C10_EXPORT void launch_kernel(const AccInteStream& stream, std::function<void()> kernel,
                               const char* name = "kernel");
+
+/// Destroys, on the calling thread, the closures of kernels that have run
+/// (and of graphs that released theirs) since the last call. Launches and
+/// synchronisations call it; the caller must hold no lock that
+/// a Python destructor might need. See Note [accinte kernels release on the
+/// host].
+C10_EXPORT void release_finished_kernels();
 
 /// With ACCINTE_LAUNCH_BLOCKING=1 (read once), waits for `stream` and so
 /// reports a failing kernel at its launch, like CUDA_LAUNCH_BLOCKING.

@@ -3,6 +3,8 @@
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGuard.h>
+#include <csrc/runtime/AccInteHostWait.h>
+#include <csrc/runtime/AccInteKernel.h>
 
 #include <array>
 #include <atomic>
@@ -53,14 +55,6 @@ DeviceStreams& streams_of(DeviceIndex device) {
 thread_local std::array<StreamId, 64> t_current_stream{};
 // LITERALINCLUDE END: STREAM DEVICE STREAMS
 
-DeviceIndex resolve(DeviceIndex device) {
-  if (device < 0) {
-    return current_device();
-  }
-  check_device_index(device);
-  return device;
-}
-
 AccInteStream make_stream(DeviceIndex device, StreamId id) {
   return AccInteStream(Stream(Stream::UNSAFE, Device(DeviceType::PrivateUse1, device), id));
 }
@@ -91,13 +85,19 @@ bool AccInteStream::query() const {
   return ACCINTE_QUERY(acStreamQuery(stream()));
 }
 
+// LITERALINCLUDE START: STREAM SYNCHRONIZE WITHOUT GIL
 void AccInteStream::synchronize() const {
-  ACCINTE_CHECK(acStreamSynchronize(stream()));
+  {
+    HostWaitGuard no_gil; // Note [accinte host waits and the GIL]
+    ACCINTE_CHECK(acStreamSynchronize(stream()));
+  }
+  release_finished_kernels();
 }
+// LITERALINCLUDE END: STREAM SYNCHRONIZE WITHOUT GIL
 
 // LITERALINCLUDE START: STREAM POOL AND CURRENT
 AccInteStream getStreamFromPool(bool isHighPriority, DeviceIndex device) {
-  device = resolve(device);
+  device = resolve_device_index(device);
   DeviceStreams& s = streams_of(device);
   const int level = isHighPriority ? 1 : 0;
   const auto index = s.next[level].fetch_add(1, std::memory_order_relaxed) % kStreamsPerPool;
@@ -110,11 +110,11 @@ AccInteStream getStreamFromPool(int priority, DeviceIndex device) {
 }
 
 AccInteStream getDefaultAccInteStream(DeviceIndex device) {
-  return make_stream(resolve(device), 0);
+  return make_stream(resolve_device_index(device), 0);
 }
 
 AccInteStream getCurrentAccInteStream(DeviceIndex device) {
-  device = resolve(device);
+  device = resolve_device_index(device);
   return make_stream(device, t_current_stream[device]);
 }
 

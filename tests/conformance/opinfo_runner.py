@@ -9,12 +9,16 @@ the outputs are compared too. A sample the CPU itself cannot run is not
 counted. Random operators are compared by shape and dtype only: accinte draws
 from its own generator, as CUDA does.
 
+The same run under torch.inference_mode() (`inference=True`) checks that the
+stream kernels see the caller's inference mode; it compares forward only.
+
 `python -m tests.conformance.opinfo_runner` prints the summary and every
 failure; tests/conformance/test_opinfo.py asserts on the same results.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import warnings
@@ -30,8 +34,8 @@ BACKWARD_DTYPES = {torch.float32, torch.float64}
 # device-versus-CPU test (test_ops.py's test_compare_cpu, 1e-3), wider for
 # the half types. accinte runs the CPU's kernels, so most ops agree bit for
 # bit; the slack covers ops that PyTorch routes to another algorithm for a
-# non-CPU device (scaled_dot_product_attention takes the math path, not the
-# CPU's flash kernel) and reductions whose order depends on alignment.
+# non-CPU device (the fused RNN cells, derivative formulas that make inputs
+# contiguous off the CPU) and reductions whose order depends on alignment.
 TOLERANCES = {
     torch.float16: dict(rtol=1e-2, atol=1e-2),
     torch.bfloat16: dict(rtol=1.6e-2, atol=2e-2),
@@ -142,17 +146,26 @@ def _grads(result, inputs):
     return torch.autograd.grad(total, leaves, allow_unused=True)
 
 
-def run_op(op, max_samples: int = 3) -> tuple[int, list[Result]]:
-    """Runs one OpInfo; returns (samples compared, failures)."""
+def run_op(op, max_samples: int = 3, dtypes=DTYPES,
+           inference: bool = False) -> tuple[int, list[Result]]:
+    """Runs one OpInfo; returns (samples compared, failures). With `inference`
+    samples are made and both devices run under torch.inference_mode(),
+    forward only (inference tensors take no gradient)."""
+    mode = torch.inference_mode if inference else contextlib.nullcontext
+    with mode():
+        return _run_op(op, max_samples, dtypes, not inference)
+
+
+def _run_op(op, max_samples, dtypes, with_backward) -> tuple[int, list[Result]]:
     compared = 0
     failures: list[Result] = []
     random_op = is_random(op)
     # LITERALINCLUDE START: TESTING OPINFO SAMPLES
     supported = op.supported_dtypes("cpu")
-    for dtype in DTYPES:
+    for dtype in dtypes:
         if dtype not in supported:
             continue
-        backward = dtype in BACKWARD_DTYPES and op.supports_autograd
+        backward = with_backward and dtype in BACKWARD_DTYPES and op.supports_autograd
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")

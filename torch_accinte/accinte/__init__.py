@@ -18,7 +18,7 @@ import torch
 from torch_accinte import _C
 
 from ._utils import _device_t, _get_device_index
-from .amp import get_amp_supported_dtype
+from .amp import get_amp_supported_dtype, is_bf16_supported
 from .backend_meta import (
     _get_backend_format,
     _is_accinte_storage_impl,
@@ -55,15 +55,33 @@ from .random import (
     set_rng_state_all,
 )
 from .reductions import ipc_collect
+from .storage import (
+    BFloat16Storage,
+    BoolStorage,
+    ByteStorage,
+    CharStorage,
+    ComplexDoubleStorage,
+    ComplexFloatStorage,
+    DoubleStorage,
+    FloatStorage,
+    HalfStorage,
+    IntStorage,
+    LongStorage,
+    ShortStorage,
+)
 from .streams import Event, Stream, StreamContext, current_stream, default_stream, set_stream, stream
 
 __all__ = [
+    "BFloat16Storage", "BoolStorage", "ByteStorage", "CharStorage", "ComplexDoubleStorage",
+    "ComplexFloatStorage", "DoubleStorage", "FloatStorage", "HalfStorage", "IntStorage",
+    "LongStorage", "ShortStorage",
     "Event", "Graph", "Stream", "StreamContext", "current_device", "current_stream", "default_stream",
     "device", "device_count", "device_of", "empty_cache", "get_amp_supported_dtype",
     "get_device_capability", "get_device_name", "get_device_properties",
     "get_per_process_memory_fraction", "get_rng_state", "get_rng_state_all", "graph",
     "graph_pool_handle", "is_current_stream_capturing",
-    "host_memory_stats", "init", "initial_seed", "ipc_collect", "is_available", "is_initialized",
+    "host_memory_stats", "init", "initial_seed", "ipc_collect", "is_available", "is_bf16_supported",
+    "is_initialized",
     "manual_seed", "manual_seed_all", "max_memory_allocated", "max_memory_reserved",
     "mem_get_info", "memory_allocated", "memory_reserved", "memory_stats", "memory_summary",
     "reset_accumulated_host_memory_stats", "reset_accumulated_memory_stats",
@@ -152,8 +170,8 @@ def current_device() -> int:
 
 def set_device(device: _device_t) -> None:
     """Makes ``device`` current for the calling thread (acSetDevice)."""
-    if isinstance(device, int) and device < 0:
-        return  # negative indices select nothing, as in torch.cuda.set_device
+    if isinstance(device, int) and device == -1:
+        return  # -1 selects nothing, as in torch.cuda.set_device; -2 and below raise
     _lazy_init()
     torch._C._accelerator_setDeviceIndex(_get_device_index(device))
 
@@ -162,8 +180,8 @@ class device:
     """Context manager that makes ``device`` current, restoring the previous one."""
 
     def __init__(self, device: Any):
-        # None or a negative index selects nothing, as in torch.cuda.device.
-        no_device = device is None or (isinstance(device, int) and device < 0)
+        # None or -1 selects nothing, as in torch.cuda.device; -2 and below raise.
+        no_device = device is None or (isinstance(device, int) and device == -1)
         self.idx = -1 if no_device else _get_device_index(device)
         self.prev_idx = -1
 

@@ -12,9 +12,10 @@ _device_t = Union[torch.device, str, int, None]
 def _get_device_index(device: _device_t, optional: bool = False) -> int:
     """Index of an accinte device given as int, str, torch.device or None.
 
-    None, "accinte" without an index and negative integers mean the current
-    device when ``optional`` is true. Raises ValueError for a device of another type and
-    RuntimeError naming the valid range for an index out of range.
+    None, "accinte" without an index and -1 mean the current device when
+    ``optional`` is true. Raises ValueError for a device of another type and
+    RuntimeError naming the valid range for any other index out of range,
+    -2 and below included (as an invalid ordinal is on CUDA).
     """
     if isinstance(device, str):
         device = torch.device(device)
@@ -22,7 +23,7 @@ def _get_device_index(device: _device_t, optional: bool = False) -> int:
         if device.type != "accinte":
             raise ValueError(f"Expected an accinte device, but got: {device}")
         device = device.index
-    if device is None or (isinstance(device, int) and device < 0 and optional):
+    if device is None or (device == -1 and optional):
         if not optional:
             raise ValueError("Expected an accinte device with a specified index, got None")
         return torch._C._accelerator_getDeviceIndex()

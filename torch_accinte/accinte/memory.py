@@ -40,8 +40,14 @@ def _lazy_init() -> None:
 
 def empty_cache() -> None:
     """Returns cached, unused device memory to the runtime (acFree), after
-    letting go of shared storages no other process holds (``ipc_collect``)."""
+    letting go of shared storages no other process holds (``ipc_collect``).
+    Does nothing in a child forked after accinte was initialised, as
+    ``torch.cuda.empty_cache`` does: the cache there is a copy of the parent's."""
+    from . import _is_in_bad_fork
     from .reductions import ipc_collect
+
+    if _is_in_bad_fork():
+        return
 
     ipc_collect()
     torch.accelerator.memory.empty_cache()

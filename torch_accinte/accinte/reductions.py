@@ -53,7 +53,13 @@ _sent_lock = threading.Lock()
 def ipc_collect() -> None:
     """Lets go of the shared storages that no receiver holds any more, so that
     the caching allocator can reuse their memory (``torch.cuda.ipc_collect``).
-    Runs at every share and in ``torch.accinte.empty_cache()``."""
+    Runs at every share and in ``torch.accinte.empty_cache()``; does nothing
+    in a forked child, which shares nothing (and whose locks a parent thread
+    may have held at fork)."""
+    from . import _is_in_bad_fork
+
+    if _is_in_bad_fork():
+        return
     with _sent_lock:
         held = []
         for storage, counter in _sent:

@@ -91,11 +91,30 @@ def default_stream(device: _device_t = None) -> Stream:
     return Stream(stream_id=0, device_index=index, device_type=_PRIVATEUSE1)
 
 
+def _set_stream_or_restore(stream: torch.Stream) -> None:
+    """torch._C._accelerator_setStream, which makes the stream's device
+    current before it validates the stream: a forged stream (an id the
+    device never handed out) is refused there, and the device that was
+    current is restored before the error propagates."""
+    previous = torch._C._accelerator_getDeviceIndex()
+    try:
+        torch._C._accelerator_setStream(stream)
+    except BaseException:
+        torch._C._accelerator_setDeviceIndex(previous)
+        raise
+
+
 def set_stream(stream: torch.Stream) -> None:
-    """Makes ``stream`` the current stream of its device for the calling thread."""
+    """Makes ``stream`` the current stream of its device for the calling thread.
+
+    Raises RuntimeError for a stream accinte never created, leaving the
+    current device and stream unchanged."""
     if stream is None:
         return
-    torch._C._accelerator_setStream(stream)
+    from . import _lazy_init
+
+    _lazy_init()
+    _set_stream_or_restore(stream)
 
 
 class StreamContext:
@@ -112,7 +131,11 @@ class StreamContext:
             return
         self.prev_device = torch._C._accelerator_exchangeDevice(self.stream.device_index)
         self.prev_stream = torch._C._accelerator_getStream(self.stream.device_index)
-        torch._C._accelerator_setStream(self.stream)
+        try:
+            torch._C._accelerator_setStream(self.stream)
+        except BaseException:
+            torch._C._accelerator_maybeExchangeDevice(self.prev_device)
+            raise
 
     def __exit__(self, *args: object) -> bool:
         if self.stream is not None:

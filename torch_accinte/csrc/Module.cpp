@@ -28,6 +28,7 @@
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGenerator.h>
 #include <csrc/runtime/AccInteGraph.h>
+#include <csrc/runtime/AccInteHostWait.h>
 #include <csrc/runtime/AccInteDeviceAllocator.h>
 #include <csrc/runtime/AccInteIPC.h>
 #include <csrc/runtime/AccInteKernel.h>
@@ -113,7 +114,33 @@ c10::accinte::IpcCounterHandle counter_handle(const py::bytes& bytes) {
   return handle;
 }
 
+// LITERALINCLUDE START: STREAM GIL HOOKS
+// The GIL hooks of Note [accinte host waits and the GIL]: a host wait for the
+// device releases the GIL when its thread holds it. Not while the interpreter
+// finalizes, when a thread other than the finalizing one could not take the
+// GIL back.
+bool interpreter_finalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing() != 0;
+#else
+  return _Py_IsFinalizing() != 0;
+#endif
+}
+
+void* release_gil_for_wait() {
+  if (!Py_IsInitialized() || interpreter_finalizing() || PyGILState_Check() == 0) {
+    return nullptr;
+  }
+  return PyEval_SaveThread();
+}
+
+void restore_gil_after_wait(void* thread_state) {
+  PyEval_RestoreThread(static_cast<PyThreadState*>(thread_state));
+}
+// LITERALINCLUDE END: STREAM GIL HOOKS
+
 void add_functions(py::module_& m) {
+  c10::accinte::set_host_wait_hooks({&release_gil_for_wait, &restore_gil_after_wait});
   // c10 errors become the Python exceptions torch's own bindings raise
   // (c10::OutOfMemoryError -> torch.OutOfMemoryError, c10::ValueError ->
   // ValueError, ...), through torch's own translation.
@@ -191,6 +218,13 @@ void add_functions(py::module_& m) {
                nullptr;
       },
       py::arg("obj"), "True if the storage's StorageImpl is an AccInteStorageImpl.");
+  m.def(
+      "_set_storage_resizable",
+      [](py::handle obj, bool resizable) {
+        storage_arg(obj, "_set_storage_resizable").unsafeGetStorageImpl()->set_resizable(resizable);
+      },
+      py::arg("obj"), py::arg("resizable"),
+      "Whether the storage may grow or shrink (StorageImpl::set_resizable).");
   m.def(
       "_storage_serial",
       [](py::handle obj) {

@@ -9,7 +9,6 @@
 #include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>
 
-#include <type_traits>
 
 namespace at::native::accinte {
 
@@ -18,13 +17,10 @@ void abs_kernel(at::TensorIteratorBase& iter) {
   count_call("abs_stub"); // test hook, see CallCounts.h
   // The dtype switch runs on the calling thread, as a device kernel's launch
   // would: an unsupported dtype raises here, at the call, not in the stream.
-  // The dtypes: CUDA's (abs of bool is the identity) and the CPU's.
-  bool is_bool = false;
-  AT_DISPATCH_V2(iter.dtype(), "abs_accinte", AT_WRAP([&] {
-                   is_bool = std::is_same_v<scalar_t, bool>;
-                 }),
+  // The dtypes: the CPU's (abs of bool raises NotImplementedError there).
+  AT_DISPATCH_V2(iter.dtype(), "abs_accinte", AT_WRAP([&] {}),
                  AT_EXPAND(AT_ALL_TYPES), AT_EXPAND(AT_COMPLEX_TYPES), AT_EXPAND(AT_FLOAT8_TYPES),
-                 kHalf, kBFloat16, kComplexHalf, kBool);
+                 kHalf, kBFloat16, kComplexHalf);
   if (iter.numel() == 0) {
     return;
   }
@@ -36,14 +32,10 @@ void abs_kernel(at::TensorIteratorBase& iter) {
   // capabilities the call's ABI depends on.)
   const auto stream = c10::accinte::getCurrentAccInteStream(iter.device().index());
   c10::accinte::launch_kernel(
-      stream, [out = cpu_alias(iter.output()), self = cpu_alias(iter.input()), is_bool]() mutable {
+      stream, [out = cpu_alias(iter.output()), self = cpu_alias(iter.input())]() mutable {
         c10::impl::ExcludeDispatchKeyGuard no_autograd(
             c10::autograd_dispatch_keyset_with_ADInplaceOrView);
-        if (is_bool) {
-          out.copy_(self);
-        } else {
-          at::cpu::abs_out(out, self);
-        }
+        at::cpu::abs_out(out, self);
       }, "aten::abs");
 }
 // LITERALINCLUDE END: DISPATCH STUB KERNEL

@@ -11,12 +11,14 @@
 
 #include <csrc/emulation/CpuAlias.h>
 
+#include <ATen/MemoryOverlap.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <csrc/runtime/AccInteEvent.h>
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteGuard.h>
 #include <csrc/runtime/AccInteHostAllocator.h>
+#include <csrc/runtime/AccInteHostWait.h>
 #include <csrc/runtime/AccInteGraph.h>
 #include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>
@@ -42,8 +44,21 @@ bool is_bytewise_copy(const at::Tensor& src, const at::Tensor& dst) {
 // the stream reaches the copy.
 void enqueue_copy(const AccInteStream& stream, const at::Tensor& src, const at::Tensor& dst) {
   if (is_bytewise_copy(src, dst)) {
-    ACCINTE_CHECK(acMemcpyAsync(dst.data_ptr(), src.const_data_ptr(), src.nbytes(),
-                                acMemcpyDefault, stream.stream()));
+    // The kernel path checks through cpu_alias; the byte copy checks here.
+    for (const at::Tensor* t : {&src, &dst}) {
+      if (t->is_privateuseone()) {
+        check_kernel_argument(*t);
+      }
+    }
+    acError_t queued = acSuccess;
+    {
+      // A full queue waits: Note [accinte launch queue depth] and Note
+      // [accinte host waits and the GIL].
+      c10::accinte::HostWaitGuard no_gil;
+      queued = acMemcpyAsync(dst.data_ptr(), src.const_data_ptr(), src.nbytes(), acMemcpyDefault,
+                             stream.stream());
+    }
+    ACCINTE_CHECK(queued);
     c10::accinte::maybe_block_after_launch(stream);
     return;
   }
@@ -104,6 +119,10 @@ at::Tensor _copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_bl
   TORCH_CHECK(to_device || dst.is_cpu(), "accinte cannot copy to ", dst.device());
 
   if (from_device && to_device) {
+    // The checks the CPU's copy_ makes through TensorIterator; copy_ reaches
+    // _copy_from before building one for any other device.
+    at::assert_no_internal_overlap(dst);
+    at::assert_no_partial_overlap(dst, self);
     if (self.device() != dst.device()) {
       copy_between_devices(self, dst);
     } else {

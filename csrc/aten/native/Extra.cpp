@@ -1,5 +1,6 @@
 #include <csrc/aten/native/Extra.h>
 
+#include <ATen/native/ConvUtils.h>
 #include <ATen/ops/convolution.h>
 #include <ATen/ops/convolution_backward.h>
 #include <ATen/ops/empty_like.h>
@@ -51,6 +52,31 @@ at::Tensor alias_or_undefined(const at::Tensor& t) {
   return t.defined() ? cpu_alias(t) : t;
 }
 
+// LITERALINCLUDE START: OPERATORS CONVOLUTION LAYOUT
+// The memory format the CPU's convolution gives its output and gradients for
+// these arguments: that of the backend it picks (mkldnn, slow2d, ...), which
+// keeps channels_last for a channels_last input or weight. Asked of PyTorch's
+// own selection on CPU aliases (metadata only, no device memory is read).
+at::MemoryFormat cpu_convolution_memory_format(const at::Tensor& input, const at::Tensor& weight,
+                                               std::optional<int64_t> bias_size,
+                                               c10::IntArrayRef stride, c10::IntArrayRef padding,
+                                               c10::IntArrayRef dilation, bool transposed,
+                                               c10::IntArrayRef output_padding, int64_t groups) {
+  const at::Tensor cpu_input = cpu_alias(input);
+  const at::Tensor cpu_weight = cpu_alias(weight);
+  std::vector<c10::SymInt> bias_sizes;
+  if (bias_size) {
+    bias_sizes.emplace_back(*bias_size);
+  }
+  const at::native::ConvBackend backend = at::native::select_conv_backend(
+      cpu_input, cpu_weight, std::nullopt, c10::fromIntArrayRefSlow(stride),
+      c10::fromIntArrayRefSlow(padding), c10::fromIntArrayRefSlow(dilation), transposed,
+      c10::fromIntArrayRefSlow(output_padding), c10::SymInt(groups),
+      bias_size ? at::OptionalSymIntArrayRef(bias_sizes) : std::nullopt);
+  return at::native::_determine_backend_memory_format(cpu_input, cpu_weight, backend);
+}
+// LITERALINCLUDE END: OPERATORS CONVOLUTION LAYOUT
+
 } // namespace
 
 // Both run as kernels on the current stream: output shapes are known from
@@ -61,9 +87,12 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
                                     c10::IntArrayRef dilation, bool transposed,
                                     c10::IntArrayRef output_padding, int64_t groups) {
   c10::accinte::AccInteGuard guard(input.device().index());
+  const at::MemoryFormat layout = cpu_convolution_memory_format(
+      input, weight, bias.has_value() && bias->defined() ? std::optional(bias->size(0)) : std::nullopt,
+      stride, padding, dilation, transposed, output_padding, groups);
   at::Tensor out = at::empty(conv_output_sizes(input, weight, stride, padding, dilation,
                                                transposed, output_padding, groups),
-                             input.options());
+                             input.options().memory_format(layout));
   c10::accinte::launch_kernel(
       c10::accinte::getCurrentAccInteStream(input.device().index()),
       [in = cpu_alias(input), w = cpu_alias(weight),
@@ -86,8 +115,16 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   c10::accinte::AccInteGuard guard(input.device().index());
   // The bias gradient has one entry per output channel.
   const int64_t out_channels = transposed ? weight.size(1) * groups : weight.size(0);
-  at::Tensor grad_input = output_mask[0] ? at::empty_like(input) : at::Tensor();
-  at::Tensor grad_weight = output_mask[1] ? at::empty_like(weight) : at::Tensor();
+  // Gradients laid out as the CPU's backward lays them out.
+  const at::MemoryFormat layout = cpu_convolution_memory_format(
+      input, weight, output_mask[2] ? std::optional(out_channels) : std::nullopt, stride,
+      padding, dilation, transposed, output_padding, groups);
+  at::Tensor grad_input =
+      output_mask[0] ? at::empty(input.sizes(), input.options().memory_format(layout))
+                     : at::Tensor();
+  at::Tensor grad_weight =
+      output_mask[1] ? at::empty(weight.sizes(), weight.options().memory_format(layout))
+                     : at::Tensor();
   at::Tensor grad_bias = output_mask[2] ? at::empty({out_channels}, weight.options()) : at::Tensor();
   c10::accinte::launch_kernel(
       c10::accinte::getCurrentAccInteStream(input.device().index()),

@@ -15,7 +15,9 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
 
 /// PyTorch sends convolutions of backends it does not know to these two
 /// "overrideable" operators, which have no CPU kernel for the fallback to
-/// run: they queue the CPU's convolution on device memory as a kernel.
+/// run: they queue the CPU's convolution on device memory as a kernel. Outputs
+/// and gradients get the memory format the CPU's convolution would give them
+/// (channels_last kept).
 at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& weight,
                                     const std::optional<at::Tensor>& bias,
                                     c10::IntArrayRef stride, c10::IntArrayRef padding,

@@ -16,6 +16,7 @@
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGuard.h>
+#include <csrc/runtime/AccInteHostWait.h>
 
 namespace at::native::accinte {
 
@@ -161,6 +162,7 @@ at::Scalar _local_scalar_dense(const at::Tensor& self) {
         c10::accinte::check_not_capturing(c10::accinte::getCurrentAccInteStream(),
                                           "Tensor.item() (aten::_local_scalar_dense)");
         // Synchronous: waits for the work queued on the device, like .item() on CUDA.
+        c10::accinte::HostWaitGuard no_gil; // Note [accinte host waits and the GIL]
         ACCINTE_CHECK(acMemcpy(&value, self.const_data_ptr<scalar_t>(), sizeof(scalar_t),
                                acMemcpyDeviceToHost));
         result = at::Scalar(value);

@@ -16,6 +16,8 @@ namespace {
 constexpr int kDefaultDeviceCount = 2;
 constexpr int kMaxDeviceCount = 64;
 constexpr size_t kDefaultDeviceMemory = size_t{4} << 30;
+constexpr size_t kDefaultLaunchQueueDepth = 1024;
+constexpr size_t kMaxLaunchQueueDepth = size_t{1} << 20;
 
 // ACCINTE_DEVICE_COUNT: a decimal integer in [1, 64].
 int parseDeviceCount(const char* text) {
@@ -61,6 +63,20 @@ size_t parseDeviceMemory(const char* text) {
   return static_cast<size_t>(value) << shift;
 }
 
+// ACCINTE_LAUNCH_QUEUE_DEPTH: a decimal integer in [1, 2^20].
+size_t parseLaunchQueueDepth(const char* text) {
+  if (text == nullptr || !std::isdigit(static_cast<unsigned char>(*text))) {
+    return kDefaultLaunchQueueDepth;
+  }
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long value = std::strtoull(text, &end, 10);
+  if (errno != 0 || *end != '\0' || value < 1 || value > kMaxLaunchQueueDepth) {
+    return kDefaultLaunchQueueDepth;
+  }
+  return static_cast<size_t>(value);
+}
+
 bool parseStrict(const char* text) {
   return text != nullptr && std::strcmp(text, "1") == 0;
 }
@@ -73,6 +89,7 @@ const Config& config() {
       parseDeviceCount(std::getenv("ACCINTE_DEVICE_COUNT")),
       parseDeviceMemory(std::getenv("ACCINTE_DEVICE_MEMORY")),
       parseStrict(std::getenv("ACCINTE_STRICT")),
+      parseLaunchQueueDepth(std::getenv("ACCINTE_LAUNCH_QUEUE_DEPTH")),
   };
   return kConfig;
 }

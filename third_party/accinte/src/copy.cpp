@@ -182,7 +182,7 @@ acError_t acMemcpyAsync(void* dst, const void* src, size_t count, acMemcpyKind k
     return s->enqueue([dst, src, count, plan = std::move(plan),
                        correlation = activity.correlation()] {
       return runCopy(dst, src, count, plan, correlation);
-    }, "memcpy");
+    }, "memcpy", Stream::WhenFull::kWait);
   });
 }
 
@@ -221,7 +221,7 @@ acError_t acMemsetAsync(void* devPtr, int value, size_t count, acStream_t stream
     return s->enqueue([devPtr, value, count, plan = std::move(plan),
                        correlation = activity.correlation()] {
       return runMemset(devPtr, value, count, plan, correlation);
-    }, "memset");
+    }, "memset", Stream::WhenFull::kWait);
   });
 }
 

@@ -171,7 +171,8 @@ acError_t acGraphLaunch(acGraphExec_t exec, acStream_t stream) {
     if (s->capture() != nullptr) {
       return acErrorStreamCaptureUnsupported;
     }
-    return s->enqueue([body = std::move(body)] { return runGraph(*body); }, "graph");
+    return s->enqueue([body = std::move(body)] { return runGraph(*body); }, "graph",
+                      Stream::WhenFull::kWait);
   });
 }
 // LITERALINCLUDE END: GRAPH LAUNCH

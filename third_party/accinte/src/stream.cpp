@@ -110,10 +110,35 @@ void Stream::clearCapture() {
   capture_ = nullptr;
 }
 
+// Note [accinte launch queue depth]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A CUDA launch returns at once until the device's queue is full, then
+// blocks until a slot frees up; a program that never synchronizes so runs
+// at most a bounded distance ahead of the device. Each accinte stream does
+// the same: once ACCINTE_LAUNCH_QUEUE_DEPTH tasks (default 1024) wait in its
+// queue, a kernel launch, host function, asynchronous copy or memset, or
+// graph launch blocks the launching thread until the worker takes the next
+// task. Without the bound, a loop of small operations queues millions of
+// kernels (each holding its arguments) and grows the process by gigabytes.
+// Three kinds of enqueue never wait, because a wait there could deadlock:
+//   - event records and event waits, which the caching allocators queue
+//     while holding their own lock, a lock a finishing task may need when it
+//     releases the memory it captured;
+//   - anything queued from a worker thread (a host function launching more
+//     work): the worker would wait for a queue that only workers drain;
+//   - work handed to a capture, which is not queued at all.
+// The wait holds no lock of the runtime but the stream's own (released while
+// waiting). The runtime knows nothing of Python: a queued task may need the
+// GIL (a CPU kernel written in Python), so the backend releases the GIL
+// around its launches (HostWaitGuard in csrc/runtime/AccInteKernel.cpp).
 // LITERALINCLUDE START: GRAPH STREAM ENQUEUE
-acError_t Stream::enqueue(Task task, const char* kind) {
+acError_t Stream::enqueue(Task task, const char* kind, WhenFull whenFull) {
   {
     std::unique_lock<std::mutex> lock(mutex_);
+    if (whenFull == WhenFull::kWait && !onWorkerThread()) {
+      const size_t depth = config().launchQueueDepth;
+      roomCv_.wait(lock, [&] { return capture_ != nullptr || queue_.size() < depth; });
+    }
     if (capture_ != nullptr) {
       auto capture = capture_;
       lock.unlock();
@@ -194,6 +219,7 @@ void Stream::runWorker() {
     }
     auto [ticket, task] = std::move(queue_.front());
     queue_.pop_front();
+    roomCv_.notify_one();  // one slot for one waiting launch
     lock.unlock();
     const acError_t result = runTask(task);
     // Release what the task captured (allocation references, user data

@@ -81,10 +81,19 @@ class Stream : public std::enable_shared_from_this<Stream> {
   bool isDefault() const { return isDefault_; }
   acStream_t handle() { return reinterpret_cast<acStream_t>(this); }
 
-  // Appends a task and returns at once; while the stream is capturing, hands
-  // it to the capture instead (`kind` names it in the graph), which fails
-  // with acErrorStreamCaptureInvalidated once the capture is invalidated.
-  acError_t enqueue(Task task, const char* kind = "task");
+  // What enqueue does when the queue holds config().launchQueueDepth tasks
+  // that have not started. See Note [accinte launch queue depth].
+  enum class WhenFull {
+    kWait,    // launches and asynchronous copies: wait for room
+    kAppend,  // event records and waits: append anyway
+  };
+
+  // Appends a task and returns; a launch (WhenFull::kWait) from a host
+  // thread first waits while the queue is full. While the stream is
+  // capturing, hands the task to the capture instead (`kind` names it in the
+  // graph), which fails with acErrorStreamCaptureInvalidated once the capture
+  // is invalidated.
+  acError_t enqueue(Task task, const char* kind = "task", WhenFull whenFull = WhenFull::kAppend);
   // Records an event: the returned completion is set once every task queued
   // so far has finished; at once if the stream is idle. While capturing, the
   // completion is a captured one (see Completion::activeCapture).
@@ -116,6 +125,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   mutable std::mutex mutex_;
   std::condition_variable workCv_;  // task queued, or stopping
   std::condition_variable doneCv_;  // a task finished
+  std::condition_variable roomCv_;  // a task left the queue
   std::deque<std::pair<uint64_t, Task>> queue_;
   uint64_t issued_ = 0;    // tickets handed out
   uint64_t finished_ = 0;  // tickets whose task has returned

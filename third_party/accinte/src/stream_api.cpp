@@ -69,7 +69,7 @@ acError_t launch(acStream_t handle, Fn* fn, const char* kind, Stream::Task task)
   if (const acError_t e = resolveStream(handle, &stream); e != acSuccess) {
     return e;
   }
-  return stream->enqueue(std::move(task), kind);
+  return stream->enqueue(std::move(task), kind, Stream::WhenFull::kWait);
 }
 
 }  // namespace

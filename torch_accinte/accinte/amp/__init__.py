@@ -15,7 +15,7 @@ import torch
 from .autocast_mode import autocast
 from .grad_scaler import GradScaler
 
-__all__ = ["GradScaler", "autocast", "get_amp_supported_dtype"]
+__all__ = ["GradScaler", "autocast", "get_amp_supported_dtype", "is_bf16_supported"]
 
 
 # LITERALINCLUDE START: AMP SUPPORTED DTYPE
@@ -26,3 +26,11 @@ def get_amp_supported_dtype() -> list[torch.dtype]:
     dtype with a warning, disabling autocast."""
     return [torch.float16, torch.bfloat16]
 # LITERALINCLUDE END: AMP SUPPORTED DTYPE
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """Whether accinte computes in bfloat16 (cf. torch.cuda.is_bf16_supported):
+    always, since its kernels are the CPU's, which support it natively; the
+    argument exists for torch.cuda's signature. Libraries ask this before they
+    allow ``bf16=True`` training."""
+    return torch.bfloat16 in get_amp_supported_dtype()

@@ -1,0 +1,112 @@
+// Note [accinte kernels see their caller's state]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A CPU kernel run for an accinte call runs later, on the stream's worker
+// thread, but it must behave as it would on the thread that called it, as
+// at::launch and the autograd engine make work on other threads do
+// (at::ThreadLocalState). The kernel can observe:
+//
+//   - the autograd modes: under torch.inference_mode() the tensors created
+//     at the call (outputs and their CPU aliases) are inference tensors, and
+//     a kernel writing one outside inference mode fails ("Inplace update to
+//     inference tensor outside InferenceMode"); grad mode is read by kernels
+//     that build differentiable intermediates;
+//   - the excluded dispatch keys: whether autocast is on for each device (a
+//     key stays excluded while it is off), and what the caller turned off;
+//   - the autocast dtypes and cache flag, which the CPU's autocast kernels
+//     read for the nested calls a kernel makes while CPU autocast is on;
+//   - the intra-op thread count (torch.set_num_threads), which OpenMP keeps
+//     per thread;
+//   - the MXCSR flush-to-zero and denormals-are-zero flags
+//     (torch.set_flush_denormal), which the FPU keeps per thread.
+//
+// Deterministic algorithms, the default dtype and matmul precision are
+// process-wide (at::globalContext()) and need no carrying. The included
+// dispatch keys are not carried: they serve what runs above the backend
+// (Python modes, functorch transforms, functionalization, pre-dispatch
+// tracing), whose state (mode stacks, transform levels) belongs to the
+// calling thread; the CPU kernel runs below all of them, on plain host
+// tensors, as it does inside a CUDA kernel's place.
+#include <csrc/emulation/CallerState.h>
+
+#include <ATen/Parallel.h>
+#include <ATen/autocast_mode.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+
+#if defined(__SSE__) || defined(_M_X64)
+#include <xmmintrin.h>
+#define ACCINTE_HAS_MXCSR 1
+#endif
+
+namespace at::native::accinte {
+namespace {
+
+#ifdef ACCINTE_HAS_MXCSR
+constexpr unsigned int kDenormalBits = 0x8040; // MXCSR flush-to-zero | denormals-are-zero
+#endif
+
+unsigned int denormal_flags() {
+#ifdef ACCINTE_HAS_MXCSR
+  return _mm_getcsr() & kDenormalBits;
+#else
+  return 0;
+#endif
+}
+
+void set_dispatch_keys(c10::DispatchKeySet included, c10::DispatchKeySet excluded) {
+  c10::impl::PODLocalDispatchKeySet keys{};
+  keys.set_included(included);
+  keys.set_excluded(excluded);
+  c10::impl::_force_tls_local_dispatch_key_set(keys);
+}
+
+void set_denormal_flags(unsigned int flags) {
+#ifdef ACCINTE_HAS_MXCSR
+  const unsigned int csr = _mm_getcsr();
+  if ((csr & kDenormalBits) != flags) {
+    _mm_setcsr((csr & ~kDenormalBits) | flags);
+  }
+#else
+  (void)flags;
+#endif
+}
+
+} // namespace
+
+// LITERALINCLUDE START: CALLER STATE CAPTURE
+CallerState CallerState::capture() {
+  CallerState state;
+  state.autograd_ = c10::AutogradState::get_tls_state();
+  state.excluded_ = c10::impl::tls_local_dispatch_key_set().excluded_;
+  state.autocast_cpu_dtype_ = at::autocast::get_autocast_dtype(c10::DeviceType::CPU);
+  state.autocast_device_dtype_ = at::autocast::get_autocast_dtype(c10::DeviceType::PrivateUse1);
+  state.autocast_cache_ = at::autocast::is_autocast_cache_enabled();
+  state.num_threads_ = at::get_num_threads();
+  state.denormal_flags_ = denormal_flags();
+  return state;
+}
+// LITERALINCLUDE END: CALLER STATE CAPTURE
+
+CallerStateGuard::CallerStateGuard(const CallerState& caller) : own_(CallerState::capture()) {
+  own_included_ = c10::impl::tls_local_dispatch_key_set().included_;
+  c10::AutogradState::set_tls_state(caller.autograd_);
+  set_dispatch_keys(own_included_,
+                    caller.excluded_ | c10::autograd_dispatch_keyset_with_ADInplaceOrView);
+  at::autocast::set_autocast_dtype(c10::DeviceType::CPU, caller.autocast_cpu_dtype_);
+  at::autocast::set_autocast_dtype(c10::DeviceType::PrivateUse1, caller.autocast_device_dtype_);
+  at::autocast::set_autocast_cache_enabled(caller.autocast_cache_);
+  if (caller.num_threads_ != own_.num_threads_) {
+    at::set_num_threads(caller.num_threads_);
+  }
+  set_denormal_flags(caller.denormal_flags_);
+}
+
+CallerStateGuard::~CallerStateGuard() {
+  c10::AutogradState::set_tls_state(own_.autograd_);
+  set_dispatch_keys(own_included_, own_.excluded_);
+  at::autocast::set_autocast_dtype(c10::DeviceType::CPU, own_.autocast_cpu_dtype_);
+  at::autocast::set_autocast_dtype(c10::DeviceType::PrivateUse1, own_.autocast_device_dtype_);
+  at::autocast::set_autocast_cache_enabled(own_.autocast_cache_);
+  set_denormal_flags(own_.denormal_flags_);
+}
+
+} // namespace at::native::accinte

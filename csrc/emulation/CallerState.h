@@ -1,0 +1,53 @@
+#pragma once
+// The thread-local state a CPU kernel sees on a stream's worker: the state of
+// the thread that launched it. See Note [accinte kernels see their caller's
+// state].
+
+#include <c10/core/AutogradState.h>
+#include <c10/core/DispatchKeySet.h>
+#include <c10/core/ScalarType.h>
+
+namespace at::native::accinte {
+
+/// What a CPU kernel can observe of the thread that launched it, captured at
+/// the launch: grad, inference and forward-grad modes, the excluded dispatch
+/// keys (which say, among others, whether autocast is on for each device),
+/// the autocast dtypes of the CPU and of accinte and the autocast cache flag,
+/// the intra-op thread count, and the floating-point flush-to-zero and
+/// denormals-are-zero flags. Cheap to capture and to copy (plain values).
+class CallerState {
+ public:
+  /// The calling thread's state.
+  static CallerState capture();
+
+ private:
+  CallerState() = default;
+  friend class CallerStateGuard;
+
+  c10::AutogradState autograd_{false, false, false, false};
+  c10::DispatchKeySet excluded_;
+  c10::ScalarType autocast_cpu_dtype_ = c10::ScalarType::Undefined;
+  c10::ScalarType autocast_device_dtype_ = c10::ScalarType::Undefined;
+  bool autocast_cache_ = true;
+  int num_threads_ = 0;
+  unsigned int denormal_flags_ = 0;
+};
+
+/// RAII: makes `caller` the current thread's state, with the autograd keys
+/// (and ADInplaceOrView) excluded besides, and restores the thread's own
+/// state at exit. The intra-op thread count is set but not restored: a
+/// worker has no count of its own, and switching back at every kernel would
+/// cost more than the kernel for small ones.
+class CallerStateGuard {
+ public:
+  explicit CallerStateGuard(const CallerState& caller);
+  ~CallerStateGuard();
+  CallerStateGuard(const CallerStateGuard&) = delete;
+  CallerStateGuard& operator=(const CallerStateGuard&) = delete;
+
+ private:
+  CallerState own_;
+  c10::DispatchKeySet own_included_;
+};
+
+} // namespace at::native::accinte

@@ -1,0 +1,144 @@
+#include <csrc/emulation/CpuArguments.h>
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/ops/empty.h>
+
+#include <csrc/emulation/CpuAlias.h>
+#include <csrc/emulation/FallbackCommon.h>
+#include <csrc/emulation/LayoutAlias.h>
+
+namespace at::native::accinte {
+namespace {
+
+// Made-up values for a stand-in storage, viewed as `dtype`: uniform in
+// [0, 1) for floating and complex types, 0 or 1 for integers and bools
+// (valid indices into any non-empty dimension); zeros where the CPU cannot
+// draw the dtype.
+void fill_stand_in(const at::Tensor& bytes, at::ScalarType dtype, at::Generator& generator) {
+  const int64_t itemsize = static_cast<int64_t>(c10::elementSize(dtype));
+  const int64_t n = bytes.numel() / itemsize;
+  try {
+    if (n > 0) {
+      at::Tensor values = bytes.narrow(0, 0, n * itemsize).view(dtype);
+      if (at::isFloatingType(dtype) || at::isComplexType(dtype)) {
+        values.uniform_(0, 1, generator);
+      } else {
+        values.random_(0, 2, generator);
+      }
+    }
+  } catch (const std::exception&) {
+    bytes.zero_();
+  }
+}
+
+// Host storages of one call, one per device storage.
+class HostStorages {
+ public:
+  HostStorages(HostMemory memory, size_t max_bytes) : memory_(memory), max_bytes_(max_bytes) {}
+
+  /// `t` over its host storage; undefined past max_bytes.
+  at::Tensor alias(const at::Tensor& t) {
+    const c10::StorageImpl* key = t.storage().unsafeGetStorageImpl();
+    for (const auto& [device, host] : storages_) {
+      if (device == key) {
+        return cpu_alias_in(t, host);
+      }
+    }
+    if (memory_ == HostMemory::kDevice) {
+      storages_.emplace_back(key, host_storage(t));
+    } else {
+      const size_t nbytes = t.storage().nbytes();
+      bytes_ += nbytes;
+      if (bytes_ > max_bytes_) {
+        return {};
+      }
+      at::Tensor block = at::empty({static_cast<int64_t>(nbytes)}, at::kByte);
+      if (!generator_.defined()) {
+        generator_ = at::make_generator<at::CPUGeneratorImpl>(/*seed_in=*/0);
+      }
+      fill_stand_in(block, t.scalar_type(), generator_);
+      storages_.emplace_back(key, block.storage());
+    }
+    return cpu_alias_in(t, storages_.back().second);
+  }
+
+ private:
+  HostMemory memory_;
+  size_t max_bytes_;
+  size_t bytes_ = 0;
+  at::Generator generator_; // made for the first stand-in: costly to seed
+  std::vector<std::pair<const c10::StorageImpl*, c10::Storage>> storages_;
+};
+
+at::Tensor with_grad_flag(at::Tensor host, const at::Tensor& t) {
+  if (t.requires_grad()) {
+    host.set_requires_grad(true);
+  }
+  return host;
+}
+
+} // namespace
+
+std::vector<std::pair<at::Tensor, at::Tensor>> CpuArguments::to_settle() const {
+  std::vector<std::pair<at::Tensor, at::Tensor>> pairs;
+  for (const WrittenArgument& w : written) {
+    if (w.home.defined()) {
+      pairs.emplace_back(w.working, w.home);
+    }
+  }
+  return pairs;
+}
+
+// LITERALINCLUDE START: EXECUTION CPU ARGUMENTS
+std::optional<CpuArguments> cpu_arguments(const c10::FunctionSchema& schema,
+                                          c10::ArrayRef<c10::IValue> args, HostMemory memory,
+                                          bool components, size_t max_bytes) {
+  CpuArguments cpu;
+  cpu.stack.reserve(args.size());
+  HostStorages storages(memory, max_bytes);
+  bool complete = true;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const c10::AliasInfo* alias = schema.arguments()[i].alias_info();
+    const bool written = alias != nullptr && alias->isWrite();
+    const c10::IValue& value = args[i];
+    if (value.isDevice() && value.toDevice().is_privateuseone()) {
+      cpu.stack.emplace_back(c10::Device(c10::kCPU));
+      continue;
+    }
+    cpu.stack.push_back(map_tensors(value, [&](const at::Tensor& t) -> at::Tensor {
+      if (!t.defined() || !t.is_privateuseone()) {
+        return t;
+      }
+      if (has_components(t)) {
+        complete = complete && memory == HostMemory::kDevice;
+        for (const at::Tensor& c : accinte::components(t)) {
+          cpu.device_tensors.push_back(c);
+        }
+        at::Tensor host = with_grad_flag(host_alias(t), t);
+        if (written) {
+          cpu.written.push_back({t, host, {}});
+        }
+        return host;
+      }
+      cpu.device_tensors.push_back(t);
+      at::Tensor host = storages.alias(t);
+      complete = complete && host.defined();
+      if (written && memory == HostMemory::kDevice) {
+        cpu.written.push_back({t, host, cpu_alias(t)});
+      }
+      return components && !written ? with_grad_flag(std::move(host), t) : host;
+    }));
+  }
+  if (!complete) {
+    return std::nullopt;
+  }
+  return cpu;
+}
+// LITERALINCLUDE END: EXECUTION CPU ARGUMENTS
+
+CpuArguments cpu_aliases(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args,
+                         bool components) {
+  return *cpu_arguments(schema, args, HostMemory::kDevice, components);
+}
+
+} // namespace at::native::accinte

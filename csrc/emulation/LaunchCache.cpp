@@ -1,0 +1,145 @@
+#include <csrc/emulation/LaunchCache.h>
+
+#include <ATen/Context.h>
+#include <c10/core/DefaultDtype.h>
+#include <c10/util/flat_hash_map.h>
+
+#include <mutex>
+
+namespace at::native::accinte {
+namespace {
+
+// Bounds memory: the cache is cleared when it grows past this many entries.
+constexpr size_t kMaxEntries = 1 << 14;
+
+std::mutex g_mutex;
+ska::flat_hash_map<std::string, std::shared_ptr<const LaunchRecord>> g_cache; // by g_mutex
+
+// Builds one signature; remembers the storages seen so far.
+class SignatureWriter {
+ public:
+  explicit SignatureWriter(std::string& key) : key_(key) {}
+
+  bool put_value(const c10::IValue& v) {
+    if (v.isTensor()) {
+      put_tensor(v.toTensor());
+    } else if (v.isNone()) {
+      key_.push_back('n');
+    } else if (v.isBool()) {
+      key_.push_back(v.toBool() ? 'T' : 'F');
+    } else if (v.isInt()) {
+      key_.push_back('i');
+      put(v.toInt());
+    } else if (v.isDouble()) {
+      key_.push_back('d');
+      put(v.toDouble());
+    } else if (v.isComplexDouble()) {
+      key_.push_back('c');
+      put(v.toComplexDouble());
+    } else if (v.isString()) {
+      key_.push_back('s');
+      key_.append(v.toStringRef());
+      key_.push_back('\0');
+    } else if (v.isDevice()) {
+      key_.push_back('v');
+      put(static_cast<int8_t>(v.toDevice().type()));
+    } else if (v.isGenerator()) {
+      key_.push_back('g');
+    } else if (v.isIntList()) {
+      key_.push_back('I');
+      put_ints(v.toDimVector());
+    } else if (v.isList()) {
+      key_.push_back('L');
+      const auto elements = v.toListRef();
+      put(elements.size());
+      for (const auto& element : elements) {
+        if (!put_value(element)) {
+          return false;
+        }
+      }
+    } else {
+      return false;
+    }
+    return true;
+  }
+
+ private:
+  template <typename T>
+  void put(const T& value) {
+    key_.append(reinterpret_cast<const char*>(&value), sizeof(T));
+  }
+
+  void put_ints(c10::IntArrayRef values) {
+    put(values.size());
+    key_.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(int64_t));
+  }
+
+  void put_tensor(const at::Tensor& t) {
+    if (!t.defined()) {
+      key_.push_back('u');
+      return;
+    }
+    key_.push_back('t');
+    put(static_cast<int8_t>(t.scalar_type()));
+    put(static_cast<int8_t>(t.device().type()));
+    put(static_cast<int8_t>(t.layout()));
+    put(static_cast<uint8_t>(t.is_conj() | t.is_neg() << 1 |
+                             t.unsafeGetTensorImpl()->is_wrapped_number() << 2));
+    put_ints(t.sizes());
+    put_ints(t.strides());
+    put(t.storage_offset());
+    put(t.storage().nbytes());
+    // Which earlier tensor shares this one's storage: overlap checks and
+    // in-place semantics depend on it.
+    const c10::StorageImpl* storage = t.storage().unsafeGetStorageImpl();
+    int16_t shared = -1;
+    for (size_t i = 0; i < storages_.size() && shared < 0; ++i) {
+      shared = storages_[i] == storage ? static_cast<int16_t>(i) : shared;
+    }
+    put(shared);
+    storages_.push_back(storage);
+  }
+
+  std::string& key_;
+  std::vector<const c10::StorageImpl*> storages_;
+};
+
+} // namespace
+
+std::optional<std::string> launch_signature(const c10::OperatorHandle& op,
+                                            c10::ArrayRef<c10::IValue> args) {
+  std::string key = op.operator_name().name;
+  key.push_back('.');
+  key.append(op.operator_name().overload_name);
+  key.push_back('\0');
+  // Global settings that change what kernels raise, warn or produce.
+  const auto& context = at::globalContext();
+  key.push_back(static_cast<char>(context.deterministicAlgorithms() |
+                                  context.deterministicAlgorithmsWarnOnly() << 1 |
+                                  context.deterministicFillUninitializedMemory() << 2));
+  key.push_back(static_cast<char>(c10::typeMetaToScalarType(c10::get_default_dtype())));
+  SignatureWriter writer(key);
+  for (const auto& value : args) {
+    if (!writer.put_value(value)) {
+      return std::nullopt;
+    }
+  }
+  return key;
+}
+
+std::shared_ptr<const LaunchRecord> lookup_launch(const std::string& signature) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto it = g_cache.find(signature);
+  return it == g_cache.end() ? nullptr : it->second;
+}
+
+void remember_launch(std::string signature, LaunchRecord record) {
+  auto shared = std::make_shared<const LaunchRecord>(std::move(record));
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_cache.size() >= kMaxEntries) {
+    g_cache.clear();
+  }
+  g_cache.insert_or_assign(std::move(signature), std::move(shared));
+}
+
+} // namespace at::native::accinte

@@ -1,0 +1,43 @@
+"""Running the same work on the CPU and on accinte, the CPU as the oracle."""
+
+from __future__ import annotations
+
+import copy
+
+import torch
+
+from . import compat
+
+
+def to_cpu(value):
+    """Tensors inside nested lists/tuples/dicts, brought to the CPU."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu()
+    if isinstance(value, dict):
+        return {k: to_cpu(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(to_cpu(v) for v in value)
+    return value
+
+
+# accinte runs the CPU's own kernels, asynchronously: results are the CPU's
+# bits. A check that cannot be exact passes its tolerance and says why.
+RTOL, ATOL = 0, 0
+
+
+def run_both(library: str, check: str, fn, *, rtol=RTOL, atol=ATOL):
+    """Runs ``fn(device)`` on the CPU and on accinte, compares what each
+    returned (bit for bit unless tolerances are given), records the row part
+    and returns the CPU's result. ``fn`` builds its own model, seeded, so both runs
+    start from the same weights."""
+    cpu, cpu_s = compat.timed(fn, "cpu")
+    acc, acc_s = compat.timed(fn, "accinte")
+    cpu, acc = to_cpu(cpu), to_cpu(acc)
+    torch.testing.assert_close(acc, cpu, rtol=rtol, atol=atol, equal_nan=True)
+    compat.passed(library, check, cpu_s, acc_s)
+    return cpu
+
+
+def twin(model: torch.nn.Module, device: str) -> torch.nn.Module:
+    """A copy of a CPU-built model on ``device``."""
+    return copy.deepcopy(model).to(device)

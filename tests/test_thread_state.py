@@ -1,0 +1,162 @@
+"""Stream kernels see the thread-local state of the thread that launched them
+(Note [accinte kernels see their caller's state]).
+
+A CPU kernel registered from Python for the CPU key alone (`observe`) runs,
+for an accinte call, through the fallback on the stream's worker thread, and
+records there what it sees; each test sets one piece of state on the calling
+thread and checks the kernel saw it, and where the state changes results,
+that accinte still gives the CPU's answer.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+SEEN: dict = {}
+
+
+@torch.library.custom_op("accinte_test::observe_state", mutates_args=(), device_types="cpu")
+def observe(x: torch.Tensor) -> torch.Tensor:
+    SEEN.update(
+        thread=threading.get_ident(),
+        grad=torch.is_grad_enabled(),
+        inference=torch.is_inference_mode_enabled(),
+        autocast_cpu=torch.is_autocast_enabled("cpu"),
+        autocast_cpu_dtype=torch.get_autocast_dtype("cpu"),
+        autocast_accinte=torch.is_autocast_enabled("accinte"),
+        autocast_accinte_dtype=torch.get_autocast_dtype("accinte"),
+        autocast_cache=torch.is_autocast_cache_enabled(),
+        deterministic=torch.are_deterministic_algorithms_enabled(),
+        default_dtype=torch.get_default_dtype(),
+        threads=torch.get_num_threads(),
+        functionalize_excluded=torch._C._dispatch_tls_is_dispatch_key_excluded(
+            torch._C.DispatchKey.Functionalize),
+    )
+    return x.clone()
+
+
+@observe.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+def seen_in_kernel() -> dict:
+    SEEN.clear()
+    observe(torch.ones(3, device="accinte"))
+    torch.accinte.synchronize()
+    assert SEEN["thread"] != threading.get_ident(), "the kernel ran on the calling thread"
+    return dict(SEEN)
+
+
+def test_kernel_runs_on_the_worker_with_the_default_state():
+    seen = seen_in_kernel()
+    assert seen["grad"] and not seen["inference"] and not seen["autocast_cpu"]
+
+
+def test_grad_mode():
+    with torch.no_grad():
+        assert not seen_in_kernel()["grad"]
+    assert seen_in_kernel()["grad"]
+
+
+def test_inference_mode_state():
+    with torch.inference_mode():
+        seen = seen_in_kernel()
+    assert seen["inference"] and not seen["grad"]
+    assert not seen_in_kernel()["inference"]
+
+
+# The operators that failed on the worker with "Inplace update to inference
+# tensor outside InferenceMode" before kernels carried the caller's state.
+INFERENCE_CALLS = {
+    "embedding": lambda d: F.embedding(torch.tensor([0, 2, 1], device=d),
+                                       torch.arange(12.).reshape(4, 3).to(d)),
+    "index_select": lambda d: torch.arange(12.).reshape(4, 3).to(d).index_select(
+        0, torch.tensor([3, 0], device=d)),
+    "nonzero": lambda d: torch.tensor([[0., 1.], [2., 0.]], device=d).nonzero(),
+    "layer_norm": lambda d: F.layer_norm(torch.arange(12.).reshape(4, 3).to(d), (3,)),
+    "masked_select": lambda d: torch.arange(6.).to(d)[torch.arange(6).to(d) % 2 == 0],
+    "in_place": lambda d: torch.arange(6.).to(d).mul_(3).add_(1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INFERENCE_CALLS))
+def test_inference_mode_ops_match_cpu(name):
+    with torch.inference_mode():
+        expected = INFERENCE_CALLS[name]("cpu")
+        got = INFERENCE_CALLS[name]("accinte")
+        assert got.is_inference()
+        torch.testing.assert_close(got.cpu(), expected, rtol=0, atol=0)
+
+
+def test_autocast_state():
+    with torch.autocast("cpu", dtype=torch.float16):
+        seen = seen_in_kernel()
+    assert seen["autocast_cpu"] and seen["autocast_cpu_dtype"] == torch.float16
+    with torch.autocast("accinte", dtype=torch.float16, cache_enabled=False):
+        seen = seen_in_kernel()
+    assert seen["autocast_accinte"] and seen["autocast_accinte_dtype"] == torch.float16
+    assert not seen["autocast_cache"] and not seen["autocast_cpu"]
+    seen = seen_in_kernel()
+    assert not seen["autocast_accinte"] and seen["autocast_cache"]
+
+
+def test_excluded_dispatch_keys():
+    keys = torch._C.DispatchKeySet(torch._C.DispatchKey.Functionalize)
+    with torch._C._ExcludeDispatchKeyGuard(keys):
+        assert seen_in_kernel()["functionalize_excluded"]
+    assert not seen_in_kernel()["functionalize_excluded"]
+
+
+def test_deterministic_algorithms():
+    before = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        assert seen_in_kernel()["deterministic"]
+        # index_put_ with accumulate takes its sorting path when deterministic.
+        index = torch.tensor([0, 1, 0, 3, 1])
+        values = torch.tensor([0.1, 1e8, 0.2, 3.0, -1e8])
+        expected = torch.zeros(4).index_put_((index,), values, accumulate=True)
+        got = torch.zeros(4, device="accinte").index_put_(
+            (index.to("accinte"),), values.to("accinte"), accumulate=True)
+        torch.testing.assert_close(got.cpu(), expected, rtol=0, atol=0)
+    finally:
+        torch.use_deterministic_algorithms(before)
+    assert not seen_in_kernel()["deterministic"]
+
+
+def test_default_dtype():
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        assert seen_in_kernel()["default_dtype"] == torch.float64
+    finally:
+        torch.set_default_dtype(before)
+
+
+def test_intra_op_thread_count():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        assert seen_in_kernel()["threads"] == 1
+    finally:
+        torch.set_num_threads(before)
+    assert seen_in_kernel()["threads"] == before
+
+
+def test_flush_denormal():
+    tiny = torch.tensor([1e-39, 1.0])  # a float32 denormal
+    if not torch.set_flush_denormal(True):
+        pytest.skip("this CPU cannot flush denormals")
+    try:
+        expected = tiny * 3
+        got = tiny.to("accinte") * 3
+        assert expected[0] == 0
+        torch.testing.assert_close(got.cpu(), expected, rtol=0, atol=0)
+    finally:
+        torch.set_flush_denormal(False)
+    assert (tiny.to("accinte") * 3).cpu()[0] != 0

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# `make sanitize`: builds the four libraries with AddressSanitizer and
+# UndefinedBehaviorSanitizer into build-asan/ (the regular build/ and the
+# libraries in torch_accinte/ are not touched), then runs pytest in a Python
+# process with libasan preloaded. Arguments go to pytest; without any it runs
+# the robustness suite and the runtime tests (see docs/chapters/testing.md).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SAN=$ROOT/build-asan
+PKG=$SAN/pkg/torch_accinte
+PY=$ROOT/.venv/bin/python
+
+# A staged package: the Python sources are symlinks to the real ones, the
+# native libraries are the instrumented ones CMake writes here.
+mkdir -p "$PKG"
+for entry in "$ROOT"/torch_accinte/*; do
+  name=$(basename "$entry")
+  case $name in lib | _C*.so | __pycache__) continue ;; esac
+  ln -sfn "$entry" "$PKG/$name"
+done
+
+FLAGS="-fsanitize=address,undefined -fno-sanitize=vptr -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+if [ ! -f "$SAN/CMakeCache.txt" ]; then
+  "$ROOT/.venv/bin/cmake" -S "$ROOT" -B "$SAN" -G Ninja \
+    -DCMAKE_MAKE_PROGRAM="$ROOT/.venv/bin/ninja" \
+    -DPython_EXECUTABLE="$PY" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DACCINTE_PACKAGE_DIR="$PKG" \
+    -DCMAKE_C_FLAGS="$FLAGS" -DCMAKE_CXX_FLAGS="$FLAGS" \
+    -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" \
+    -DCMAKE_MODULE_LINKER_FLAGS="-fsanitize=address,undefined"
+fi
+"$ROOT/.venv/bin/cmake" --build "$SAN" -j "${MAX_JOBS:-$(nproc)}"
+
+# Python and torch are not instrumented: libasan must be loaded first, and
+# libstdc++ with it (the interpreter does not link it, and ASan's __cxa_throw
+# interceptor must find it at start-up); leaks are not reported (the
+# interpreter keeps memory until exit by design); an allocation that cannot be
+# served returns null, as glibc's does (the runtime tests ask for 2^62 bytes
+# on purpose); SIGSEGV is left to the process (strict-mode tests make the
+# host fault on purpose and expect it to die of SIGSEGV; a real memory error
+# is caught by the instrumentation before it faults); and a UBSan finding
+# stops the process so the test that caused it fails.
+export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libstdc++.so.6)"
+export ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1:abort_on_error=1:allow_user_segv_handler=1:handle_segv=0:detect_odr_violation=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export PYTHONPATH="$SAN/pkg${PYTHONPATH:+:$PYTHONPATH}"
+cd "$ROOT"
+if [ $# -eq 0 ]; then
+  set -- tests/robustness tests/accinte_runtime
+fi
+exec "$PY" -m pytest "$@"
