@@ -68,6 +68,10 @@ C10_EXPORT AccInteStream getCurrentAccInteStream(DeviceIndex device = -1);
 /// Makes `stream` this thread's current stream on its device. Does not change
 /// the current device.
 C10_EXPORT void setCurrentAccInteStream(AccInteStream stream);
+/// The stream whose runtime handle is `handle` (as AccInteStream::stream()
+/// returns it, say through Inductor's get_raw_stream). Throws c10::Error for a
+/// handle that is none of this process's default or pool streams.
+C10_EXPORT AccInteStream getStreamFromHandle(acStream_t handle);
 
 C10_EXPORT std::ostream& operator<<(std::ostream& out, const AccInteStream& stream);
 
