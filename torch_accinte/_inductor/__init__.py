@@ -16,6 +16,7 @@ import warnings
 import torch
 from torch._dynamo.device_interface import register_interface_for_device
 from torch._inductor import config as inductor_config
+from torch._inductor import scheduler as inductor_scheduler
 from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
 from torch._inductor.codegen.wrapper_fxir import WrapperFxCodegen
 
@@ -67,6 +68,25 @@ def _work_around_gpu_assumptions() -> None:
         return
     inductor_config.cuda_backend = "cpp"  # type: ignore[assignment]
     inductor_config.loop_reindexing_after_fusion = False
+
+
+def _guard_accinte_devices() -> None:
+    """Note [Inductor 2.13 guards only GPU devices]
+
+    The scheduler enters a device guard (``with torch.accinte.device(i):``)
+    only where ``device_need_guard`` says so, which is for GPU types; that
+    guard is also where the wrapper defines ``default_stream`` and the user's
+    streams, so a graph with ``torch.Stream`` regions fails with
+    ``NameError: name 'default_stream' is not defined``. accinte has streams
+    and devices: the scheduler's name is pointed at a function that answers
+    True for accinte and asks Inductor's own for every other device.
+    """
+    inductor_need_guard = inductor_scheduler.device_need_guard
+
+    def device_need_guard(device: str) -> bool:
+        return device == "accinte" or inductor_need_guard(device)
+
+    inductor_scheduler.device_need_guard = device_need_guard
 # LITERALINCLUDE END: COMPILER GPU TRAPS
 
 
@@ -89,6 +109,7 @@ def register() -> None:
         WrapperFxCodegen,
     )
     _work_around_gpu_assumptions()
+    _guard_accinte_devices()
     # Generated wrappers call this package: a cached wrapper written by
     # another version of it must not be reused.
     torch.compiler.config.cache_key_tag = _source_tag()

@@ -92,8 +92,13 @@ extern "C" {get_export_declaration()} int kernel(const int64_t* args, char* erro
         kernel_body({call});
         return 0;
     }} catch (const std::exception& e) {{
-        // The first line: a c10::Error's backtrace follows it.
         const char* message = e.what();
+        if (std::strstr(message, "ZeroDivisionError") != nullptr) {{
+            // Inductor's TORCH_CHECK(false, "ZeroDivisionError"): say it as Python does.
+            std::snprintf(error, size, "ZeroDivisionError: integer division or modulo by zero");
+            return 1;
+        }}
+        // The first line: a c10::Error's backtrace follows it.
         const char* end = std::strchr(message, '\\n');
         const int length = end == nullptr ? static_cast<int>(std::strlen(message))
                                           : static_cast<int>(end - message);
