@@ -37,6 +37,7 @@ def test_usage_example_runs_as_written():
     ("amp.py", "autocast and GradScaler work on accinte"),
     ("streams_events.py", "streams and events behave as on CUDA"),
     ("memory_stats.py", "memory statistics, caching and snapshots work on accinte"),
+    ("compile_model.py", "torch.compile works on accinte and matches the CPU"),
 ])
 def test_example_runs_and_checks_itself(script, conclusion):
     out = run(script)
@@ -46,7 +47,7 @@ def test_example_runs_and_checks_itself(script, conclusion):
 
 def test_every_example_is_tested_and_listed():
     tested = {"train_mlp.py", "usage.py", "custom_op_cpp.py", "custom_op_python.py", "amp.py",
-              "streams_events.py", "memory_stats.py"}
+              "streams_events.py", "memory_stats.py", "compile_model.py"}
     assert {p.name for p in EXAMPLES.glob("*.py")} == tested
     listed = (EXAMPLES / "README.md").read_text()
     assert all(f"`{name}`" in listed for name in tested)
