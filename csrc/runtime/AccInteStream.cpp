@@ -138,6 +138,24 @@ std::optional<StreamId> stream_id_of(DeviceIndex device, acStream_t handle) {
   return std::nullopt;
 }
 
+AccInteStream getStreamFromHandle(acStream_t handle) {
+  int device = -1;
+  ACCINTE_CHECK(acStreamGetDevice(handle, &device));
+  const auto index = static_cast<DeviceIndex>(device);
+  const DeviceStreams& s = streams_of(index);
+  if (handle == s.default_stream) {
+    return make_stream(index, 0);
+  }
+  for (int level = 0; level < kPriorityLevels; ++level) {
+    for (int i = 0; i < kStreamsPerPool; ++i) {
+      if (s.pool[level][i] == handle) {
+        return make_stream(index, 1 + level * kStreamsPerPool + static_cast<StreamId>(i));
+      }
+    }
+  }
+  TORCH_CHECK(false, "accinte stream handle ", handle, " is not a stream of device ", device);
+}
+
 std::ostream& operator<<(std::ostream& out, const AccInteStream& stream) {
   return out << stream.unwrap();
 }

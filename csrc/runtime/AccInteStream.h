@@ -69,6 +69,10 @@ C10_EXPORT AccInteStream getCurrentAccInteStream(DeviceIndex device = -1);
 /// Makes `stream` this thread's current stream on its device. Does not change
 /// the current device.
 C10_EXPORT void setCurrentAccInteStream(AccInteStream stream);
+/// The stream whose runtime handle is `handle` (as AccInteStream::stream()
+/// returns it, say through Inductor's get_raw_stream). Throws c10::Error for a
+/// handle that is none of this process's default or pool streams.
+C10_EXPORT AccInteStream getStreamFromHandle(acStream_t handle);
 
 /// The id of the stream of `device` whose runtime handle is `handle` (NULL:
 /// the default stream); nullopt for a runtime stream made outside the pools.

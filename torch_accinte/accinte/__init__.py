@@ -252,3 +252,30 @@ def get_device_capability(device: _device_t = None) -> tuple[int, int]:
     """(major, minor) compute capability of ``device``."""
     props = get_device_properties(device)
     return props.major, props.minor
+
+
+# ---- torch.compile ------------------------------------------------------------
+
+# LITERALINCLUDE START: COMPILER DISCOVERY
+# Inductor discovers a PrivateUse1 backend by reading these four names from
+# the device module (torch._inductor.codegen.common.init_backend_registration)
+# the first time it lowers a graph for accinte. Serving them lazily keeps
+# Dynamo and Inductor out of `import torch`; the first lookup imports
+# torch_accinte._inductor, which registers the device interface, the op
+# overrides and the backend. None of them may be None: Inductor would skip
+# the backend without a word.
+_INDUCTOR_CLASSES = {
+    "Scheduling": "AccInteScheduling",
+    "PythonWrapperCodegen": "AccInteWrapperCodegen",
+    "CppWrapperCodegen": "AccInteCppWrapperCodegen",
+    "WrapperFxCodegen": "WrapperFxCodegen",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _INDUCTOR_CLASSES:
+        from torch_accinte import _inductor
+
+        return getattr(_inductor, _INDUCTOR_CLASSES[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# LITERALINCLUDE END: COMPILER DISCOVERY

@@ -34,6 +34,7 @@
 #include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>
 
+#include "Inductor.h"
 #include "Memory.h"
 
 namespace py = pybind11;
@@ -312,6 +313,7 @@ extern "C" C10_EXPORT PyObject* initModule() {
     auto m = py::reinterpret_borrow<py::module_>(module);
     add_functions(m);
     torch_accinte::add_memory_functions(m);
+    torch_accinte::add_inductor_functions(m);
   } catch (py::error_already_set& e) {
     e.restore();
     Py_DECREF(module);
