@@ -4,8 +4,10 @@
 
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include <csrc/runtime/AccInteKernel.h>
@@ -15,6 +17,16 @@ namespace py = pybind11;
 
 namespace torch_accinte {
 namespace {
+
+// A kernel's name must outlive every run of the kernel (graph replays and the
+// profiler's records keep the pointer), and the caller's string does not:
+// compiled kernels are few, so their names are kept for the process's life.
+const char* lasting_name(const std::string& name) {
+  static std::mutex mutex;
+  static std::unordered_set<std::string> names; // nodes never move
+  std::lock_guard<std::mutex> lock(mutex);
+  return names.insert(name).first->c_str();
+}
 
 // LITERALINCLUDE START: COMPILER LAUNCH BINDING
 // Note [compiled kernels on accinte streams]
@@ -79,7 +91,7 @@ void launch_compiled_kernel(uintptr_t entry, const std::string& name, uintptr_t 
           throw std::runtime_error("compiled kernel " + name + ": " + error);
         }
       },
-      name.c_str());
+      lasting_name(name));
 }
 // LITERALINCLUDE END: COMPILER LAUNCH BINDING
 

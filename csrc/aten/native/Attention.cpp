@@ -38,6 +38,25 @@ int64_t fused_sdp_choice(const at::Tensor& query, const at::Tensor& key, const a
 }
 // LITERALINCLUDE END: ATTENTION CHOICE
 
+namespace {
+// `value` in the layout `at::empty_like(layout)` has: PyTorch's Meta kernels
+// for the overrideable attention declare their outputs so (outputs like the
+// query, gradients like their inputs), and compiled code asserts those
+// strides. The CPU's kernel may lay its results out otherwise; a copy
+// (queued, like any kernel) is made only then.
+at::Tensor laid_out_like(const at::Tensor& layout, const at::Tensor& value) {
+  if (!value.defined() || layout.sizes() != value.sizes()) {
+    return value;
+  }
+  at::Tensor result = at::empty_like(layout, value.options());
+  if (result.strides() == value.strides()) {
+    return value;
+  }
+  result.copy_(value);
+  return result;
+}
+} // namespace
+
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt, c10::SymInt, at::Tensor,
            at::Tensor, at::Tensor>
 fused_attention_overrideable(const at::Tensor& query, const at::Tensor& key,
@@ -47,8 +66,11 @@ fused_attention_overrideable(const at::Tensor& query, const at::Tensor& key,
   auto [out, logsumexp] = at::_scaled_dot_product_flash_attention_for_cpu(
       query, key, value, dropout_p, is_causal, attn_bias, scale);
   const at::Tensor none = at::empty({0}, query.options().dtype(at::kLong));
-  return {std::move(out), std::move(logsumexp), none, none, query.sym_size(-2),
-          key.sym_size(-2), none, none, at::empty({0}, query.options())};
+  // 0-dim, as the Meta kernel declares the (unused) dropout seed and offset.
+  const at::Tensor seed_or_offset = at::empty({}, query.options().dtype(at::kLong));
+  // The Meta kernel declares logsumexp contiguous (B, H, L).
+  return {laid_out_like(query, out), logsumexp.contiguous(), none, none, query.sym_size(-2),
+          key.sym_size(-2), seed_or_offset, seed_or_offset, at::empty({0}, query.options())};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_overrideable_backward(
@@ -62,7 +84,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_overr
       attn_bias.defined() ? std::optional<at::Tensor>(attn_bias) : std::nullopt;
   auto [grad_query, grad_key, grad_value] = at::_scaled_dot_product_flash_attention_for_cpu_backward(
       grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, mask, scale);
-  return {std::move(grad_query), std::move(grad_key), std::move(grad_value), at::Tensor()};
+  return {laid_out_like(query, grad_query), laid_out_like(key, grad_key),
+          laid_out_like(value, grad_value), at::Tensor()};
 }
 
 } // namespace at::native::accinte
