@@ -41,11 +41,13 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def _block(text: str) -> str:
-    match = re.search(re.escape(START) + r"\n(.*?)\n" + re.escape(END), text, re.S)
+def _block(text: str) -> re.Match:
+    """The lines between the markers (possibly none), as a match whose group 1
+    is the table."""
+    match = re.search(re.escape(START) + r"\n(.*?)" + re.escape(END), text, re.S)
     if not match:
         raise SystemExit(f"no {START} ... {END} block")
-    return match.group(1)
+    return match
 
 
 def _without_ratio(block: str) -> list[str]:
@@ -58,12 +60,12 @@ def main(argv: list[str]) -> int:
     stale = []
     for path in FILES:
         text = path.read_text()
-        current = _block(text)
+        match = _block(text)
         if "--check" in argv:
-            if _without_ratio(current) != _without_ratio(fresh):
+            if _without_ratio(match.group(1).rstrip("\n")) != _without_ratio(fresh):
                 stale.append(path.relative_to(ROOT))
         else:
-            path.write_text(text.replace(current, fresh))
+            path.write_text(text[:match.start(1)] + fresh + "\n" + text[match.end(1):])
     for path in stale:
         print(f"{path}: the compatibility table differs from {RESULTS.relative_to(ROOT)}; "
               f"run `make ecosystem-table`")
