@@ -3,6 +3,8 @@
 import pytest
 import torch
 
+from held_stream import hold_stream
+
 
 def busy(ms=300):
     torch.accinte._sleep(ms)
@@ -89,6 +91,24 @@ def test_out_argument_of_wrong_size_is_resized():
     torch.add(a.to("accinte"), b.to("accinte"), out=out)
     assert out.shape == (4, 5)
     torch.testing.assert_close(out.cpu(), a + b)
+
+
+def test_growing_an_empty_tensor_is_queued():
+    # A CPU kernel that resizes an empty output (torch.arange's does), and
+    # Tensor.resize_ from empty, grow the storage: the grown part is
+    # zero-filled on the stream, not by a synchronous memset that would wait
+    # for the device (Note [accinte storage growth]).
+    torch.arange(11, device="accinte")  # the first call of the signature
+    with hold_stream() as hold:
+        r = torch.arange(11, device="accinte")
+        junk = torch.full((1 << 12,), 7.0, device="accinte")
+        del junk  # its block goes back to the cache, 7s and all (in stream order)
+        g = torch.empty(0, device="accinte")
+        g.resize_(1 << 12)
+        g[:3] = 1.0
+        assert hold.held()
+    assert torch.equal(r.cpu(), torch.arange(11))
+    assert g.sum().item() == 3  # the rest is the fill's zeros, never junk's 7s
 
 
 def test_views_returned_by_kernels_share_memory():
