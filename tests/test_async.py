@@ -13,10 +13,10 @@ def busy(ms=300):
 
 def test_operators_return_before_they_run():
     a = torch.randn(256, 256, device="accinte")
-    stream = busy()
-    b = a @ a          # queued behind the sleep
-    c = (b + 1).relu_()
-    assert not stream.query()  # nothing has run yet, but the calls returned
+    with hold_stream() as hold:
+        b = a @ a          # queued behind the held kernel
+        c = (b + 1).relu_()
+        assert hold.held()  # nothing has run yet, but the calls returned
     torch.testing.assert_close(c.cpu(), ((a.cpu() @ a.cpu()) + 1).relu_())
 
 

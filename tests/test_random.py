@@ -5,6 +5,8 @@ import pytest
 import torch
 import torch.utils.checkpoint
 
+from held_stream import hold_stream
+
 
 def test_manual_seed_reproduces():
     torch.accinte.manual_seed(123)
@@ -86,12 +88,12 @@ def test_numbers_are_fixed_at_launch_not_when_the_kernel_runs():
     expected_1 = torch.rand(4, device="accinte").cpu()
     torch.accinte.manual_seed(2)
     expected_2 = torch.rand(4, device="accinte").cpu()
-    torch.accinte._sleep(200)  # the next kernels wait behind this
-    torch.accinte.manual_seed(1)
-    a = torch.rand(4, device="accinte")
-    torch.accinte.manual_seed(2)  # re-seeds while `a` has not been drawn yet
-    b = torch.rand(4, device="accinte")
-    assert not torch.accinte.current_stream().query()
+    with hold_stream() as hold:  # the next kernels wait behind the held one
+        torch.accinte.manual_seed(1)
+        a = torch.rand(4, device="accinte")
+        torch.accinte.manual_seed(2)  # re-seeds while `a` has not been drawn yet
+        b = torch.rand(4, device="accinte")
+        assert hold.held()
     assert torch.equal(a.cpu(), expected_1) and torch.equal(b.cpu(), expected_2)
 
 
