@@ -93,6 +93,16 @@ def test_out_argument_of_wrong_size_is_resized():
     torch.testing.assert_close(out.cpu(), a + b)
 
 
+def test_a_held_stream_tells_a_call_that_waited():
+    # hold_stream() (held_stream.py), which the asynchrony tests rely on, can
+    # fail: a wait for the held stream gets through at the timeout, and says so.
+    with hold_stream(timeout=1) as hold:
+        x = torch.ones(4, device="accinte") * 2
+        assert hold.held() and not hold.stream.query()
+        assert x.sum().item() == 8  # waits for the stream
+        assert not hold.held()
+
+
 def test_growing_an_empty_tensor_is_queued():
     # A CPU kernel that resizes an empty output (torch.arange's does), and
     # Tensor.resize_ from empty, grow the storage: the grown part is
