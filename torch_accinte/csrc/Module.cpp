@@ -301,7 +301,11 @@ void add_functions(py::module_& m) {
 
 } // namespace
 
-extern "C" C10_EXPORT PyObject* initModule() {
+/// Builds the torch_accinte._C module (called by PyInit__C in stub.c). Named
+/// after the package so that no other library's exported symbol (libtorch_python
+/// exports `initModule`) can shadow it when Python loads extensions with
+/// RTLD_GLOBAL.
+extern "C" C10_EXPORT PyObject* torch_accinte_init_module() {
   static PyModuleDef definition = {
       PyModuleDef_HEAD_INIT, "torch_accinte._C", "accinte backend internals", -1, nullptr,
       nullptr, nullptr, nullptr, nullptr};
