@@ -10,7 +10,6 @@ expose come from ``torch_accinte._C``. Each docstring names the runtime call
 
 from __future__ import annotations
 
-import os
 import threading
 import traceback
 from collections.abc import Callable
@@ -97,7 +96,6 @@ __all__ = [
 
 # LITERALINCLUDE START: DEVICE LAZY INIT
 _initialized = False
-_in_bad_fork = False
 _init_lock = threading.Lock()
 _tls = threading.local()
 # Calls made before initialisation, run by _lazy_init in order, each with the
@@ -112,13 +110,16 @@ class DeferredAccInteCallError(Exception):
 
 
 def _is_in_bad_fork() -> bool:
-    """True in a child forked from a process that had initialised accinte."""
-    return _in_bad_fork
+    """True in a child forked from a process that had initialised accinte.
+
+    PyTorch's bad-fork state of the device type, set by the fork handler that
+    ``_C._init`` registers (torch::utils::register_fork_handler_for_device_init)."""
+    return _C._is_in_bad_fork()
 
 
 def is_initialized() -> bool:
     """Whether the backend has been initialised in this process."""
-    return _initialized and not _in_bad_fork
+    return _initialized and not _is_in_bad_fork()
 
 
 def _lazy_call(callable: Callable[[], None], **kwargs: bool) -> None:
@@ -153,7 +154,7 @@ def _lazy_init() -> None:
     with _init_lock:
         if is_initialized():
             return
-        if _in_bad_fork:
+        if _is_in_bad_fork():
             raise RuntimeError(
                 "Cannot re-initialize accinte in forked subprocess. To use accinte with "
                 "multiprocessing, you must use the 'spawn' start method"
@@ -176,16 +177,6 @@ def _lazy_init() -> None:
             delattr(_tls, "is_initializing")
         _queued_calls.clear()
         _initialized = True
-
-
-def _after_fork_in_child() -> None:
-    global _initialized, _in_bad_fork
-    if _initialized:
-        _initialized = False
-        _in_bad_fork = True
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)
 # LITERALINCLUDE END: DEVICE LAZY INIT
 
 

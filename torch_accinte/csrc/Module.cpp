@@ -15,8 +15,6 @@
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/utils/device_lazy_init.h>
 
-#include <pthread.h>
-
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -45,17 +43,20 @@ namespace {
 using no_gil = py::call_guard<py::gil_scoped_release>;
 
 // LITERALINCLUDE START: DEVICE INIT BINDING
-// In a forked child, make torch call torch.accinte._lazy_init() again on the
-// next device use, so the child gets Python's "use the 'spawn' start method"
-// error instead of whatever the runtime says first (torch.cuda does the same).
-void forked_child() {
-  torch::utils::set_requires_device_init(at::kPrivateUse1, true);
+// PyTorch keeps each device type's bad-fork state
+// (torch/csrc/utils/device_lazy_init.h), as it does for CUDA. Registered
+// before the device is first initialised, its fork handler marks a child
+// forked from then on as in a bad fork and makes torch call
+// torch.accinte._lazy_init() again at the child's next device use, which
+// raises torch.cuda's "use the 'spawn' start method" error instead of whatever
+// the runtime says first.
+void lazy_init() {
+  torch::utils::register_fork_handler_for_device_init(at::kPrivateUse1);
+  at::globalContext().lazyInitDevice(c10::DeviceType::PrivateUse1);
 }
 
-void lazy_init() {
-  static std::once_flag fork_handler;
-  std::call_once(fork_handler, [] { pthread_atfork(nullptr, nullptr, &forked_child); });
-  at::globalContext().lazyInitDevice(c10::DeviceType::PrivateUse1);
+bool is_in_bad_fork() {
+  return torch::utils::is_device_in_bad_fork(at::kPrivateUse1);
 }
 // LITERALINCLUDE END: DEVICE INIT BINDING
 
@@ -154,7 +155,11 @@ void add_functions(py::module_& m) {
       torch::translate_exception_to_python(std::current_exception());
     }
   });
-  m.def("_init", &lazy_init, no_gil(), "Lazily initialises the backend (PrivateUse1 hooks' init).");
+  m.def("_init", &lazy_init, no_gil(),
+        "Lazily initialises the backend (PrivateUse1 hooks' init); from then on a forked "
+        "child is in a bad fork.");
+  m.def("_is_in_bad_fork", &is_in_bad_fork,
+        "True in a child forked after _init (torch::utils::is_device_in_bad_fork).");
   m.def("_get_device_count", &c10::accinte::device_count,
         "Number of devices (acGetDeviceCount); 0 if the runtime is unusable.");
   m.def("_get_device_properties", &device_properties, py::arg("device"),
