@@ -19,7 +19,7 @@
 #include <csrc/runtime/AccInteGuard.h>
 #include <csrc/runtime/AccInteHostAllocator.h>
 #include <csrc/runtime/AccInteHostWait.h>
-#include <csrc/runtime/AccInteGraph.h>
+#include <csrc/runtime/AccInteGraphsUtils.h>
 #include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>
 
