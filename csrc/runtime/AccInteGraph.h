@@ -15,7 +15,7 @@
 // Three things make a replay mean what the capture meant:
 //   - memory: allocations on the capturing stream come from the graph's
 //     private pool, reserved for the graph's life (Note [accinte graph
-//     memory] in AccIntePrivatePools.cpp);
+//     memory] in AccInteCachingAllocatorPrivatePools.cpp);
 //   - random numbers: each replay draws fresh ones (Note [accinte graph-safe
 //     random numbers] in AccInteGenerator.h);
 //   - nothing may wait for captured work, which has not run: the runtime

@@ -141,7 +141,9 @@ void restore_gil_after_wait(void* thread_state) {
 }
 // LITERALINCLUDE END: STREAM GIL HOOKS
 
-void add_functions(py::module_& m) {
+// Process-wide glue set up once, when the module is built: the GIL hooks of
+// host waits and the translation of c10 errors.
+void install_python_hooks() {
   c10::accinte::set_host_wait_hooks({&release_gil_for_wait, &restore_gil_after_wait});
   // c10 errors become the Python exceptions torch's own bindings raise
   // (c10::OutOfMemoryError -> torch.OutOfMemoryError, c10::ValueError ->
@@ -155,6 +157,10 @@ void add_functions(py::module_& m) {
       torch::translate_exception_to_python(std::current_exception());
     }
   });
+}
+
+// For torch.accinte (accinte/__init__.py): initialisation, fork state, devices.
+void add_device_functions(py::module_& m) {
   m.def("_init", &lazy_init, no_gil(),
         "Lazily initialises the backend (PrivateUse1 hooks' init); from then on a forked "
         "child is in a bad fork.");
@@ -170,6 +176,10 @@ void add_functions(py::module_& m) {
         "True when ACCINTE_STRICT=1 makes device memory unreadable to the host.");
   m.def("_sleep", &sleep_on_current_stream, py::arg("ms"),
         "Queues a kernel that sleeps `ms` milliseconds on the current stream.");
+}
+
+// For torch.accinte.streams.
+void add_stream_functions(py::module_& m) {
   m.def(
       "_event_elapsed_time",
       [](uintptr_t start, uintptr_t end) {
@@ -185,6 +195,10 @@ void add_functions(py::module_& m) {
       },
       py::arg("start"), py::arg("end"),
       "acEventElapsedTime on two events given by their torch.Event.event_id.");
+}
+
+// For torch.accinte.random.
+void add_random_functions(py::module_& m) {
   m.def(
       "_get_default_generator",
       [](c10::DeviceIndex device) {
@@ -192,6 +206,10 @@ void add_functions(py::module_& m) {
         return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(gen));
       },
       py::arg("device"), "The default torch.Generator of a device.");
+}
+
+// For torch.accinte.graphs.
+void add_graph_functions(py::module_& m) {
   m.def(
       "_is_current_stream_capturing",
       [] { return c10::accinte::is_stream_capturing(c10::accinte::getCurrentAccInteStream()); },
@@ -204,6 +222,11 @@ void add_functions(py::module_& m) {
       },
       py::arg("device"), py::arg("pool"),
       "Bytes the caching allocator holds in a graph's private memory pool.");
+}
+
+// For torch.accinte.backend_meta and torch.accinte.serialization: BackendMeta
+// and storages.
+void add_storage_functions(py::module_& m) {
   m.def(
       "_get_backend_format",
       [](py::handle t) {
@@ -240,6 +263,11 @@ void add_functions(py::module_& m) {
         return impl->serial();
       },
       py::arg("obj"), "The serial number of an AccInteStorageImpl.");
+}
+
+// For torch.accinte.reductions: storages shared across processes (Note
+// [Sharing across processes], Note [IPC reference counts]).
+void add_reduction_functions(py::module_& m) {
   m.def(
       "_share_storage",
       [](py::handle obj) {
@@ -320,7 +348,13 @@ extern "C" C10_EXPORT PyObject* torch_accinte_init_module() {
   }
   try {
     auto m = py::reinterpret_borrow<py::module_>(module);
-    add_functions(m);
+    install_python_hooks();
+    add_device_functions(m);
+    add_stream_functions(m);
+    add_random_functions(m);
+    add_graph_functions(m);
+    add_storage_functions(m);
+    add_reduction_functions(m);
     torch_accinte::add_memory_functions(m);
     torch_accinte::add_inductor_functions(m);
   } catch (py::error_already_set& e) {
