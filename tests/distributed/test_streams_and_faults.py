@@ -127,13 +127,16 @@ def _peer_dies(rank):
     time.sleep(0.5)  # rank 1 is gone
     start = time.monotonic()
     errors = []
+    called = None
     try:
-        dist.all_reduce(x)
+        work = dist.all_reduce(x, async_op=True)
         called = time.monotonic() - start
-        x.cpu()  # the next synchronisation with the current stream
+        # The next synchronisations: wait() (if the failure is known by then) or
+        # reading the result on the host.
+        work.wait()
+        x.cpu()
         errors.append("no error at the synchronisation")
     except RuntimeError as e:
-        called = called if "called" in locals() else None
         errors.append(str(e))
     failed_after = time.monotonic() - start
     try:
