@@ -75,6 +75,27 @@ void check_same(const char* name, const at::Tensor& a, const at::Tensor& b, int6
               a.numel(), " elements, expected ", b.numel() * factor);
 }
 
+// all_to_all_single's splits: empty (equal chunks of dimension 0) or one size
+// per rank adding up to dimension 0.
+void check_splits(const char* name, const at::Tensor& t, const std::vector<int64_t>& splits,
+                  int size, const char* what) {
+  const int64_t rows = t.dim() == 0 ? 1 : t.size(0);
+  if (splits.empty()) {
+    TORCH_CHECK(rows % size == 0, "accl: ", name, ": the ", what, " tensor's first dimension (",
+                rows, ") does not divide into ", size, " equal splits");
+    return;
+  }
+  TORCH_CHECK(splits.size() == static_cast<size_t>(size), "accl: ", name, ": ", what,
+              " splits need one size per rank (", size, "), got ", splits.size());
+  int64_t total = 0;
+  for (int64_t s : splits) {
+    TORCH_CHECK(s >= 0, "accl: ", name, ": ", what, " split sizes must be >= 0, got ", s);
+    total += s;
+  }
+  TORCH_CHECK(total == rows, "accl: ", name, ": ", what, " split sizes add up to ", total,
+              ", but the ", what, " tensor's first dimension is ", rows);
+}
+
 // LITERALINCLUDE START: ACCL REFUSE CAPTURE
 // A replayed graph would re-issue the engine's operation outside the order
 // the ranks agreed on: refused, and the capture is invalidated (capture_end
@@ -498,6 +519,8 @@ c10::intrusive_ptr<Work> ProcessGroupACCL::alltoall_base(at::Tensor& output, at:
   TORCH_CHECK(output.scalar_type() == input.scalar_type(), "accl: all_to_all_single: input "
               "and output must have one dtype, got ", input.scalar_type(), " and ",
               output.scalar_type());
+  check_splits("all_to_all_single", input, input_split_sizes, size_, "input");
+  check_splits("all_to_all_single", output, output_split_sizes, size_, "output");
   Launch launch = [o = cpu_alias(output), i = cpu_alias(input), os = output_split_sizes,
                    is = input_split_sizes, opts](CollectiveEngine& e) mutable {
     return e.alltoall_base(o, i, os, is, opts);

@@ -314,6 +314,8 @@ def _refusals(rank):
         lambda: dist.all_reduce(torch.ones(3, dtype=torch.float8_e4m3fn, device=dev)),
         lambda: dist.all_gather_into_tensor(torch.empty(5, device=dev),
                                             torch.ones(3, device=dev)),  # wrong size
+        lambda: dist.all_to_all_single(torch.empty(4, device=dev), torch.ones(4, device=dev),
+                                       [2, 2], [3, 2]),                  # splits != size
     ):
         with pytest.raises((RuntimeError, ValueError)) as info:
             call()
@@ -332,3 +334,5 @@ def test_bad_calls_are_refused_at_the_call():
     assert "ReduceOp.AVG needs a floating-point tensor" in messages[2]
     assert "Float8_e4m3fn is not supported by the gloo engine" in messages[3]
     assert "has 5 elements, expected 6" in messages[4]
+    assert "input split sizes add up to 5, but the input tensor's first dimension is 4" in \
+        messages[5]
