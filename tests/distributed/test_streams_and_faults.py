@@ -175,6 +175,32 @@ def test_a_dead_peer_fails_the_collective_at_the_call_with_launch_blocking():
     _check_peer_death(result, blocking=True)
 
 
+def _peer_stalls(rank):
+    harness.init("accl", timeout=datetime.timedelta(seconds=3))
+    x = torch.ones(4, device=harness.device())
+    dist.all_reduce(x)
+    x.cpu()
+    if rank == 1:
+        time.sleep(5)  # alive, but never joins the next collective
+        return None
+    start = time.monotonic()
+    work = dist.all_reduce(x, async_op=True)
+    try:
+        work.wait()  # the current stream waits for the collective: reading x waits for it
+        x.cpu()
+        message = "no error"
+    except RuntimeError as e:
+        message = str(e)
+    return time.monotonic() - start, message
+
+
+def test_a_stalled_peer_fails_the_collective_after_the_group_timeout():
+    (elapsed, message), _ = harness.run(_peer_stalls, fresh=True)
+    assert "accl: accl::allreduce failed on rank 0 (gloo)" in message, message
+    assert "imed out" in message or "timeout" in message.lower(), message
+    assert 2.5 < elapsed < 3 + 5, elapsed
+
+
 def _abort(rank):
     from torch.distributed.distributed_c10d import _abort_process_group
 
