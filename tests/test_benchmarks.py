@@ -13,3 +13,12 @@ def test_benchmark_prints_a_ratio_per_workload():
     assert out.returncode == 0, out.stderr
     rows = [line for line in out.stdout.splitlines() if line.rstrip().endswith(("x", "target)"))]
     assert len(rows) == 10, out.stdout
+
+
+def test_distributed_benchmark_prints_a_ratio_per_size_and_the_ddp_step():
+    bench = BENCH.parent / "bench_distributed.py"
+    out = subprocess.run([sys.executable, str(bench), "--quick", "--repeats", "1"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr[-5000:]
+    rows = [line for line in out.stdout.splitlines() if line.rstrip().endswith(("x", "target)"))]
+    assert [row.split()[0] for row in rows] == ["1", "1", "time"], out.stdout
