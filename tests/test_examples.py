@@ -1,5 +1,6 @@
 """The examples run as a user would run them."""
 
+import os
 import socket
 import subprocess
 import sys
@@ -63,8 +64,10 @@ TORCHRUN_TIMEOUT = 240
 
 
 def torchrun(*args):
+    # Loopback only: Gloo (under accl) would otherwise use the host name's address.
+    env = {**os.environ, "GLOO_SOCKET_IFNAME": "lo"}
     return subprocess.Popen([sys.executable, "-m", "torch.distributed.run", *args, DDP_EXAMPLE],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
 def finish(procs):

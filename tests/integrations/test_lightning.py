@@ -121,13 +121,16 @@ def test_ddp_on_two_devices(tmp_path):
     """devices=2: Lightning's own DDP strategy, one process per accinte device
     (Lightning re-runs the script for rank 1), gradients all-reduced by the
     accinte collective backend: both ranks end with the same weights."""
+    import os
     import subprocess
     import sys
 
     script = tmp_path / "ddp.py"
     script.write_text(DDP_SCRIPT)
+    # Loopback only (Gloo under accl would otherwise use the host name's address).
     out = subprocess.run([sys.executable, str(script), str(tmp_path / "weights")],
-                         capture_output=True, text=True, timeout=240, cwd=tmp_path)
+                         capture_output=True, text=True, timeout=240, cwd=tmp_path,
+                         env={**os.environ, "GLOO_SOCKET_IFNAME": "lo"})
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert "backend accl" in out.stdout, out.stdout[-2000:]
     rank0 = torch.load(tmp_path / "weights.rank0")
