@@ -46,7 +46,7 @@ def test_ddp_equals_cpu_training_on_the_full_batch(env):
     assert_states(results[0]["state"], C.train_on_cpu(), atol=1e-6)
     # Item 8: accinte's timer is registered, so DDP records compute and
     # communication times, and does not warn that it cannot.
-    assert results[0]["backend"] == "accl"
+    assert results[0]["backend"] == "custom"  # what DDP logs for any registered backend
     for result in results:
         assert TIMER_WARNING not in result["stderr"], result["stderr"]
         for name in ("avg_forward_compute_time", "avg_backward_compute_time", "avg_backward_comm_time"):
