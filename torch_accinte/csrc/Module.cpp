@@ -34,6 +34,7 @@
 #include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>
 
+#include "Distributed.h"
 #include "Inductor.h"
 #include "Memory.h"
 
@@ -314,6 +315,7 @@ extern "C" C10_EXPORT PyObject* initModule() {
     add_functions(m);
     torch_accinte::add_memory_functions(m);
     torch_accinte::add_inductor_functions(m);
+    torch_accinte::add_distributed_functions(m);
   } catch (py::error_already_set& e) {
     e.restore();
     Py_DECREF(module);
