@@ -1,5 +1,6 @@
 """The training stacks on two processes with unchanged user code, each
-compared with single-process CPU training (design note §5, items 1-3, 6, 8).
+compared with single-process CPU training (design note §5, items 1-3 and 8;
+the ways of choosing the backend, item 6, are in test_selection.py).
 
 Each case of training_cases.py runs on two ranks (accinte:0 and accinte:1)
 through harness.run; the test compares what they return with the CPU oracle
@@ -96,47 +97,3 @@ def test_tensor_parallel_linear_layers_equal_cpu():
         torch.testing.assert_close(r["output"], C.model()(x).detach(), rtol=0, atol=1e-6)
     assert_ranks_identical(results)
     assert_states(results[0]["state"], C.train_on_cpu(), atol=1e-6)
-
-
-@pytest.mark.parametrize("case", ["select_by_name", "select_by_device_id"])
-def test_backend_chosen_by_name_or_device_id(case):
-    for result in run(case):
-        assert result["backend"] == "accl"
-        assert result["accinte"] == "accl"
-        assert torch.equal(result["sum"], torch.full((4,), 3.0))
-
-
-def test_one_group_serves_cpu_through_gloo_and_accinte_through_accl():
-    for result in run("select_per_device"):
-        assert (result["cpu"], result["accinte"]) == ("gloo", "accl")
-        assert torch.equal(result["sum"], torch.full((4,), 3.0))
-        assert torch.equal(result["cpu_sum"], torch.full((4,), 3.0))
-
-
-BARE_DDP_ERROR = "Could not find backend type 1 for Process Group with name"
-
-
-@pytest.fixture(scope="module")
-def bare():
-    return run("select_bare")
-
-
-def test_bare_init_process_group_gives_accl_for_accinte_but_a_gloo_default(bare):
-    """What 2.13 does with init_process_group() and no backend or device: the
-    accelerator's backend is created (accl, collectives work), but the
-    group's default backend type is set to GLOO, which was never created, so
-    DDP's constructor fails (docs/chapters/distributed.md, pitfalls)."""
-    for result in bare:
-        assert result["accinte"] == "accl"
-        assert torch.equal(result["sum"], torch.full((4,), 3.0))
-        assert result["ddp"] is not None and BARE_DDP_ERROR in result["ddp"], result["ddp"]
-
-
-@pytest.mark.xfail(strict=True, reason=(
-    "PyTorch 2.13: a bare init_process_group() sets the default backend type to GLOO although only "
-    "the accelerator's backend is created, so DDP fails with 'Could not find backend type 1' "
-    "(pytorch PR #189193 fixes it for XPU, closed unmerged; intel/torch-xpu-ops#4098). "
-    "Pass backend='accl' or device_id=torch.device('accinte', rank)."))
-def test_bare_init_process_group_then_ddp(bare):
-    for result in bare:
-        assert result["ddp"] is None, result["ddp"]

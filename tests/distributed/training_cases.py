@@ -167,62 +167,17 @@ def case_tensor_parallel(rank, world_size, device):
     return {"output": first, "state": cpu_state(net), "local_rows": local_rows}
 
 
-def _all_reduce_ranks(device):
-    """all_reduce of ``rank + 1`` over the group: the sum 1 + 2 + ... on ``device``."""
-    t = torch.full((4,), dist.get_rank() + 1.0, device=device)
-    dist.all_reduce(t)
-    return t.cpu()
-
-
-def _backend_of(device):
-    return dist.group.WORLD._get_backend(torch.device(device.type)).name()
-
-
-def case_select_by_name(rank, world_size, device):
-    """init_process_group("accl")."""
-    return {"backend": dist.get_backend(), "accinte": _backend_of(device), "sum": _all_reduce_ranks(device)}
-
-
-def case_select_by_device_id(rank, world_size, device):
-    """init_process_group(device_id=torch.device("accinte", rank)): the
-    backend registered for the device type."""
-    return {"backend": dist.get_backend(), "accinte": _backend_of(device), "sum": _all_reduce_ranks(device)}
-
-
-def case_select_per_device(rank, world_size, device):
-    """init_process_group("cpu:gloo,accinte:accl"): one group, CPU tensors
-    through Gloo, accinte tensors through accl."""
-    cpu = torch.device("cpu")
-    return {"backend": dist.get_backend(), "cpu": _backend_of(cpu), "accinte": _backend_of(device),
-            "sum": _all_reduce_ranks(device), "cpu_sum": _all_reduce_ranks(cpu)}
-
-
-def case_select_bare(rank, world_size, device):
-    """init_process_group() with neither backend nor device (2.13's trap 2):
-    what the group is, whether a collective works, whether DDP does."""
-    out = {"backend": dist.get_backend(), "accinte": _backend_of(device), "sum": _all_reduce_ranks(device)}
-    try:
-        nn.parallel.DistributedDataParallel(model().to(device))
-        out["ddp"] = None
-    except Exception as e:  # recorded for the test, which says what 2.13 does
-        out["ddp"] = f"{type(e).__name__}: {e}"
-    return out
-
-
 CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 # How each case joins the group: init_process_group's arguments beyond the
-# rendezvous (the rank's device is passed in as ``device``).
+# rendezvous (``backend="accl"`` unless listed).
 INIT = {
-    "fsdp2_bf16": lambda device: {"backend": "cpu:gloo,accinte:accl"},
-    "select_per_device": lambda device: {"backend": "cpu:gloo,accinte:accl"},
-    "select_by_device_id": lambda device: {"backend": None, "device_id": device},
-    "select_bare": lambda device: {"backend": None},
+    "fsdp2_bf16": {"backend": "cpu:gloo,accinte:accl"},
 }
 
 
 def run(rank: int, case: str):
     """Joins the group as ``INIT[case]`` says and runs ``case`` on this rank."""
     device = harness.device()
-    harness.init(**INIT.get(case, lambda device: {"backend": "accl"})(device))
+    harness.init(**INIT.get(case, {"backend": "accl"}))
     return CASES[case](rank, dist.get_world_size(), device)
