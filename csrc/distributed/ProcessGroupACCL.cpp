@@ -209,27 +209,48 @@ c10::intrusive_ptr<Work> ProcessGroupACCL::enqueue(OpType type, const char* name
       status->fail(c10::str("accl: ", name, " did not run: the process group was aborted"));
       throw std::runtime_error(status->message());
     }
+    // Every started operation is waited for, even after a failure: the engine
+    // may use the aliases until then.
+    std::vector<EngineOp> started;
+    started.reserve(launches.size());
+    std::exception_ptr first_error;
     try {
-      std::vector<EngineOp> started;
-      started.reserve(launches.size());
       for (const Launch& launch : launches) {
         if (EngineOp op = launch(*shared->engine)) {
           started.push_back(std::move(op));
         }
       }
-      for (const EngineOp& op : started) {
+    } catch (...) {
+      first_error = std::current_exception();
+    }
+    for (const EngineOp& op : started) {
+      try {
         op->wait();
+      } catch (...) {
+        if (!first_error) {
+          first_error = std::current_exception();
+        }
+      }
+    }
+    std::string cause;
+    try {
+      if (first_error) {
+        std::rethrow_exception(first_error);
       }
       if (any_source) {
         status->source_rank.store(started.front()->sourceRank());
       }
+      return;
     } catch (const std::exception& e) {
-      const std::string message = c10::str("accl: ", name, " failed on rank ", shared->rank,
-                                           " (", shared->engine->name(), "): ", e.what());
-      status->fail(message);
-      shared->broken.fail(message);
-      throw std::runtime_error(message);
+      cause = e.what();
+    } catch (...) {
+      cause = "an exception that is not a std::exception";
     }
+    const std::string message = c10::str("accl: ", name, " failed on rank ", shared->rank, " (",
+                                         shared->engine->name(), "): ", cause);
+    status->fail(message);
+    shared->broken.fail(message);
+    throw std::runtime_error(message);
   }, name);
 
   auto end = std::make_shared<AccInteEvent>();

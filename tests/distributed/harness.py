@@ -72,7 +72,8 @@ def device():
 
 def init(backend: str | None = "accl", *, timeout: datetime.timedelta = GROUP_TIMEOUT,
          **kwargs):
-    """`dist.init_process_group` on this task's FileStore as rank `rank()`.
+    """`dist.init_process_group` on a FileStore of this task as rank `rank()` (a new file at
+    each call, so a task may init again after destroying or aborting its group).
 
     `backend=None` leaves the choice to PyTorch (with `device_id=` or bare); other keyword
     arguments go to init_process_group unchanged.
@@ -81,7 +82,9 @@ def init(backend: str | None = "accl", *, timeout: datetime.timedelta = GROUP_TI
 
     if backend is not None:
         kwargs["backend"] = backend
-    dist.init_process_group(init_method="file://" + _task["store"], rank=_task["rank"],
+    _task["inits"] += 1
+    store = f"{_task['store']}.{_task['inits']}"
+    dist.init_process_group(init_method="file://" + store, rank=_task["rank"],
                             world_size=_task["world_size"], timeout=timeout, **kwargs)
 
 
@@ -98,7 +101,7 @@ def _run_task(rank_: int, world_size_: int, outbox, task) -> None:
     fn, args, store, port, timeout = task
     import torch.distributed as dist
 
-    _task.update(rank=rank_, world_size=world_size_, store=store, outbox=outbox)
+    _task.update(rank=rank_, world_size=world_size_, store=store, outbox=outbox, inits=0)
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank_),
                       LOCAL_RANK=str(rank_), WORLD_SIZE=str(world_size_))
     # Stacks of a hung rank reach the test's output before the parent kills it.

@@ -14,7 +14,7 @@ import torch.distributed as dist
 
 from distributed import harness
 
-SLEEP_MS = 1500  # device time that a non-blocking call must not wait for
+SLEEP_MS = 1000  # device time that a non-blocking call must not wait for
 
 
 # ---- asynchrony ----------------------------------------------------------------------
@@ -184,7 +184,7 @@ def _abort(rank):
     torch.accinte.synchronize()
     _abort_process_group()
     assert not dist.is_initialized()
-    harness.init("accl")  # a new group works (new store file? same one: a new prefix)
+    harness.init("accl")  # a new group works
     dist.all_reduce(x)
     return x.cpu().tolist()
 
