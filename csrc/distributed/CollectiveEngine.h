@@ -41,8 +41,10 @@ using EngineOp = c10::intrusive_ptr<c10d::Work>;
 /// Moves the data of collectives over host-addressable tensors. Every method
 /// is called on a communication stream's worker thread, one at a time per
 /// group, in the same order on every rank of the group; tensors are dense,
-/// contiguous CPU tensors (aliases of device memory). Options are c10d's,
-/// unchanged. A method may throw instead of returning a handle.
+/// contiguous CPU tensors (aliases of device memory, or host temporaries the
+/// engine must keep alive until its handle completes). Options are c10d's;
+/// reductions are never PREMUL_SUM (Note [accl PREMUL_SUM]). A method may
+/// throw instead of returning a handle.
 class CollectiveEngine {
  public:
   virtual ~CollectiveEngine() = default;

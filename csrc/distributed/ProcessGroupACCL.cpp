@@ -75,6 +75,27 @@ void check_same(const char* name, const at::Tensor& a, const at::Tensor& b, int6
               a.numel(), " elements, expected ", b.numel() * factor);
 }
 
+// all_to_all_single's splits: empty (equal chunks of dimension 0) or one size
+// per rank adding up to dimension 0.
+void check_splits(const char* name, const at::Tensor& t, const std::vector<int64_t>& splits,
+                  int size, const char* what) {
+  const int64_t rows = t.dim() == 0 ? 1 : t.size(0);
+  if (splits.empty()) {
+    TORCH_CHECK(rows % size == 0, "accl: ", name, ": the ", what, " tensor's first dimension (",
+                rows, ") does not divide into ", size, " equal splits");
+    return;
+  }
+  TORCH_CHECK(splits.size() == static_cast<size_t>(size), "accl: ", name, ": ", what,
+              " splits need one size per rank (", size, "), got ", splits.size());
+  int64_t total = 0;
+  for (int64_t s : splits) {
+    TORCH_CHECK(s >= 0, "accl: ", name, ": ", what, " split sizes must be >= 0, got ", s);
+    total += s;
+  }
+  TORCH_CHECK(total == rows, "accl: ", name, ": ", what, " split sizes add up to ", total,
+              ", but the ", what, " tensor's first dimension is ", rows);
+}
+
 // LITERALINCLUDE START: ACCL REFUSE CAPTURE
 // A replayed graph would re-issue the engine's operation outside the order
 // the ranks agreed on: refused, and the capture is invalidated (capture_end
@@ -118,14 +139,52 @@ void ProcessGroupACCL::check_usable(const char* name) const {
 }
 
 void ProcessGroupACCL::check_reduce_op(const char* name, const ReduceOp& op,
-                                       const at::Tensor& t) const {
-  TORCH_CHECK(op != ReduceOp::PREMUL_SUM && op != ReduceOp::UNUSED, "accl: ", name,
-              ": this reduction is not supported by the ", shared_->engine->name(),
-              " engine (SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR, BXOR are)");
-  TORCH_CHECK(op != ReduceOp::AVG || !t.defined() || at::isFloatingType(t.scalar_type()),
-              "accl: ", name, ": ReduceOp.AVG needs a floating-point tensor, got ",
-              t.scalar_type());
+                                       const at::Tensor& t, bool premul_sum) const {
+  TORCH_CHECK(op != ReduceOp::UNUSED && (premul_sum || op != ReduceOp::PREMUL_SUM), "accl: ",
+              name, ": this reduction is not supported (SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR, "
+              "BXOR are; PREMUL_SUM too for all_reduce and reduce_scatter)");
+  const bool floating = !t.defined() || at::isFloatingType(t.scalar_type());
+  TORCH_CHECK(op != ReduceOp::AVG || floating, "accl: ", name,
+              ": ReduceOp.AVG needs a floating-point tensor, got ", t.scalar_type());
+  TORCH_CHECK(op != ReduceOp::PREMUL_SUM || floating, "accl: ", name,
+              ": ReduceOp.PREMUL_SUM needs a floating-point tensor, got ", t.scalar_type());
 }
+
+namespace {
+
+// Note [accl PREMUL_SUM]
+// ~~~~~~~~~~~~~~~~~~~~~~
+// NCCL's PREMUL_SUM (FSDP2 uses it for a custom gradient divide factor) is a
+// SUM of the inputs each multiplied by a factor first. The engine only sums:
+// the kernel scales a host copy of the input (or, for an in-place all_reduce,
+// the buffer itself) and sums that. A factor given as a tensor is read at the
+// call (a synchronisation if it lives on accinte).
+std::optional<double> premul_factor(const ReduceOp& op) {
+  if (op != ReduceOp::PREMUL_SUM) {
+    return std::nullopt;
+  }
+  const auto* supplement = dynamic_cast<const PreMulSumSupplement*>(op.supplement_.get());
+  TORCH_CHECK(supplement != nullptr, "accl: ReduceOp.PREMUL_SUM without its factor");
+  if (supplement->tensor_factor.defined()) {
+    return supplement->tensor_factor.to(at::kCPU).item<double>();
+  }
+  return supplement->double_factor;
+}
+
+// The reduction the engine runs: SUM in place of PREMUL_SUM.
+template <typename Options>
+Options engine_options(Options opts, const std::optional<double>& factor) {
+  if (factor) {
+    opts.reduceOp = ReduceOp(ReduceOp::SUM);
+  }
+  return opts;
+}
+
+at::Tensor scaled(const at::Tensor& t, const std::optional<double>& factor) {
+  return factor ? t.mul(*factor) : t;
+}
+
+} // namespace
 
 // LITERALINCLUDE START: ACCL CHECK TENSORS
 c10::DeviceIndex ProcessGroupACCL::check_tensors(const char* name,
@@ -309,9 +368,14 @@ c10::intrusive_ptr<Work> ProcessGroupACCL::broadcast(std::vector<at::Tensor>& te
 c10::intrusive_ptr<Work> ProcessGroupACCL::allreduce(std::vector<at::Tensor>& tensors,
                                                      const AllreduceOptions& opts) {
   check_single("allreduce", tensors.size());
-  check_reduce_op("allreduce", opts.reduceOp, tensors[0]);
-  Launch launch = [a = aliases_of(tensors), opts](CollectiveEngine& e) mutable {
-    return e.allreduce(a, opts);
+  check_reduce_op("allreduce", opts.reduceOp, tensors[0], /*premul_sum=*/true);
+  const auto factor = premul_factor(opts.reduceOp);
+  Launch launch = [a = aliases_of(tensors), run = engine_options(opts, factor),
+                   factor](CollectiveEngine& e) mutable {
+    if (factor) {
+      a[0].mul_(*factor); // the buffer is overwritten by the sum anyway
+    }
+    return e.allreduce(a, run);
   };
   return enqueue(OpType::ALLREDUCE, "accl::allreduce", tensors, tensors, {std::move(launch)});
 }
@@ -319,11 +383,17 @@ c10::intrusive_ptr<Work> ProcessGroupACCL::allreduce(std::vector<at::Tensor>& te
 c10::intrusive_ptr<Work> ProcessGroupACCL::allreduce_coalesced(
     std::vector<at::Tensor>& tensors, const AllreduceCoalescedOptions& opts) {
   std::vector<Launch> launches;
-  const AllreduceOptions single = opts;
+  const auto factor = premul_factor(opts.reduceOp);
+  const AllreduceOptions single = engine_options<AllreduceOptions>(opts, factor);
   for (const at::Tensor& t : tensors) {
-    check_reduce_op("allreduce_coalesced", opts.reduceOp, t);
-    launches.emplace_back([a = std::vector<at::Tensor>{cpu_alias(t)}, single](
-                              CollectiveEngine& e) mutable { return e.allreduce(a, single); });
+    check_reduce_op("allreduce_coalesced", opts.reduceOp, t, /*premul_sum=*/true);
+    launches.emplace_back([a = std::vector<at::Tensor>{cpu_alias(t)}, single, factor](
+                              CollectiveEngine& e) mutable {
+      if (factor) {
+        a[0].mul_(*factor);
+      }
+      return e.allreduce(a, single);
+    });
   }
   return enqueue(OpType::ALLREDUCE_COALESCED, "accl::allreduce_coalesced", tensors, tensors,
                  std::move(launches));
@@ -448,14 +518,21 @@ c10::intrusive_ptr<Work> ProcessGroupACCL::reduce_scatter(
     const ReduceScatterOptions& opts) {
   check_single("reduce_scatter", outputs.size());
   check_single("reduce_scatter", inputs.size());
-  check_reduce_op("reduce_scatter", opts.reduceOp, outputs[0]);
+  check_reduce_op("reduce_scatter", opts.reduceOp, outputs[0], /*premul_sum=*/true);
+  const auto factor = premul_factor(opts.reduceOp);
   TORCH_CHECK(inputs[0].size() == static_cast<size_t>(size_), "accl: reduce_scatter needs ",
               size_, " input tensors (one per rank), got ", inputs[0].size());
   for (const at::Tensor& i : inputs[0]) {
     check_same("reduce_scatter", i, outputs[0], 1, "input and output");
   }
-  Launch launch = [o = aliases_of(outputs), i = aliases_of(inputs), opts](
-                      CollectiveEngine& e) mutable { return e.reduce_scatter(o, i, opts); };
+  Launch launch = [o = aliases_of(outputs), i = aliases_of(inputs),
+                   run = engine_options(opts, factor), factor](CollectiveEngine& e) mutable {
+    std::vector<std::vector<at::Tensor>> sources{{}};
+    for (const at::Tensor& t : i[0]) {
+      sources[0].push_back(scaled(t, factor)); // the engine keeps them while it runs
+    }
+    return e.reduce_scatter(o, sources, run);
+  };
   return enqueue(OpType::REDUCE_SCATTER, "accl::reduce_scatter", concat(inputs[0], outputs),
                  outputs, {std::move(launch)});
 }
@@ -463,10 +540,14 @@ c10::intrusive_ptr<Work> ProcessGroupACCL::reduce_scatter(
 c10::intrusive_ptr<Work> ProcessGroupACCL::_reduce_scatter_base(at::Tensor& output,
                                                                 at::Tensor& input,
                                                                 const ReduceScatterOptions& opts) {
-  check_reduce_op("reduce_scatter_tensor", opts.reduceOp, output);
+  check_reduce_op("reduce_scatter_tensor", opts.reduceOp, output, /*premul_sum=*/true);
   check_same("reduce_scatter_tensor", input, output, size_, "input and output");
-  Launch launch = [o = cpu_alias(output), i = cpu_alias(input), opts](
-                      CollectiveEngine& e) mutable { return e.reduce_scatter_tensor(o, i, opts); };
+  const auto factor = premul_factor(opts.reduceOp);
+  Launch launch = [o = cpu_alias(output), i = cpu_alias(input),
+                   run = engine_options(opts, factor), factor](CollectiveEngine& e) mutable {
+    at::Tensor source = scaled(i, factor);
+    return e.reduce_scatter_tensor(o, source, run);
+  };
   return enqueue(OpType::_REDUCE_SCATTER_BASE, "accl::reduce_scatter_tensor", {input, output},
                  {output}, {std::move(launch)});
 }
@@ -476,14 +557,18 @@ c10::intrusive_ptr<Work> ProcessGroupACCL::reduce_scatter_tensor_coalesced(
     const ReduceScatterOptions& opts) {
   TORCH_CHECK(outputs.size() == inputs.size(), "accl: reduce_scatter_tensor_coalesced needs "
               "as many outputs as inputs, got ", outputs.size(), " and ", inputs.size());
+  const auto factor = premul_factor(opts.reduceOp);
   std::vector<Launch> launches;
   for (size_t k = 0; k < inputs.size(); ++k) {
-    check_reduce_op("reduce_scatter_tensor_coalesced", opts.reduceOp, outputs[k]);
+    check_reduce_op("reduce_scatter_tensor_coalesced", opts.reduceOp, outputs[k],
+                    /*premul_sum=*/true);
     check_same("reduce_scatter_tensor_coalesced", inputs[k], outputs[k], size_,
                "input and output");
-    launches.emplace_back([o = cpu_alias(outputs[k]), i = cpu_alias(inputs[k]), opts](
+    launches.emplace_back([o = cpu_alias(outputs[k]), i = cpu_alias(inputs[k]),
+                           run = engine_options(opts, factor), factor](
                               CollectiveEngine& e) mutable {
-      return e.reduce_scatter_tensor(o, i, opts);
+      at::Tensor source = scaled(i, factor);
+      return e.reduce_scatter_tensor(o, source, run);
     });
   }
   return enqueue(OpType::REDUCE_SCATTER_TENSOR_COALESCED,
@@ -498,6 +583,8 @@ c10::intrusive_ptr<Work> ProcessGroupACCL::alltoall_base(at::Tensor& output, at:
   TORCH_CHECK(output.scalar_type() == input.scalar_type(), "accl: all_to_all_single: input "
               "and output must have one dtype, got ", input.scalar_type(), " and ",
               output.scalar_type());
+  check_splits("all_to_all_single", input, input_split_sizes, size_, "input");
+  check_splits("all_to_all_single", output, output_split_sizes, size_, "output");
   Launch launch = [o = cpu_alias(output), i = cpu_alias(input), os = output_split_sizes,
                    is = input_split_sizes, opts](CollectiveEngine& e) mutable {
     return e.alltoall_base(o, i, os, is, opts);

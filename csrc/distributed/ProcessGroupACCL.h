@@ -147,8 +147,10 @@ class ProcessGroupACCL final : public c10d::Backend {
   c10::DeviceIndex check_tensors(const char* name, const std::vector<at::Tensor>& tensors);
   /// Throws if the group was aborted, shut down or broke (Note [accl errors]).
   void check_usable(const char* name) const;
-  /// Refuses reductions the engine cannot do on `t`'s dtype.
-  void check_reduce_op(const char* name, const ReduceOp& op, const at::Tensor& t) const;
+  /// Refuses reductions the engine cannot do on `t`'s dtype; PREMUL_SUM only
+  /// where `premul_sum` (Note [accl PREMUL_SUM]).
+  void check_reduce_op(const char* name, const ReduceOp& op, const at::Tensor& t,
+                       bool premul_sum = false) const;
   c10::accinte::AccInteStream comm_stream(c10::DeviceIndex device);
 
   std::shared_ptr<Shared> shared_;

@@ -137,6 +137,23 @@ def _reduce_scatters(rank):
     out = torch.empty(N, device=harness.device())
     dist.reduce_scatter_tensor(out, on_device(full[rank]), op=dist.ReduceOp.AVG)
     assert_equal(out, ((full[0] + full[1]) / 2)[rank * N:(rank + 1) * N], "reduce_scatter AVG")
+    # PREMUL_SUM (FSDP2's custom gradient divide factor): inputs scaled, then summed; the
+    # input of a reduce_scatter is left as it was.
+    for dtype in (torch.float32, torch.bfloat16):
+        full = [value(r, dtype, 2 * N, salt=14) for r in range(2)]
+        source = on_device(full[rank])
+        out = torch.empty(N, dtype=dtype, device=harness.device())
+        dist.reduce_scatter_tensor(out, source, op=dist._make_nccl_premul_sum(0.25))
+        expected = (full[0] * 0.25 + full[1] * 0.25)[rank * N:(rank + 1) * N]
+        assert_equal(out, expected, f"reduce_scatter_tensor PREMUL_SUM {dtype}")
+        assert_equal(source, full[rank], "reduce_scatter_tensor PREMUL_SUM input")
+        outs = [torch.empty(N, dtype=dtype, device=harness.device())]
+        dist.reduce_scatter(outs[0], list(on_device(full[rank]).chunk(2)),
+                            op=dist._make_nccl_premul_sum(0.25))
+        assert_equal(outs[0], expected, f"reduce_scatter PREMUL_SUM {dtype}")
+        t = on_device(full[rank])
+        dist.all_reduce(t, op=dist._make_nccl_premul_sum(0.5))
+        assert_equal(t, full[0] * 0.5 + full[1] * 0.5, f"all_reduce PREMUL_SUM {dtype}")
 
 
 def test_reduce_scatter_list_and_tensor():
@@ -314,6 +331,10 @@ def _refusals(rank):
         lambda: dist.all_reduce(torch.ones(3, dtype=torch.float8_e4m3fn, device=dev)),
         lambda: dist.all_gather_into_tensor(torch.empty(5, device=dev),
                                             torch.ones(3, device=dev)),  # wrong size
+        lambda: dist.reduce(torch.ones(2, device=dev), 0,
+                            op=dist._make_nccl_premul_sum(2.0)),        # PREMUL_SUM: reduce
+        lambda: dist.all_to_all_single(torch.empty(4, device=dev), torch.ones(4, device=dev),
+                                       [2, 2], [3, 2]),                  # splits != size
     ):
         with pytest.raises((RuntimeError, ValueError)) as info:
             call()
@@ -332,3 +353,6 @@ def test_bad_calls_are_refused_at_the_call():
     assert "ReduceOp.AVG needs a floating-point tensor" in messages[2]
     assert "Float8_e4m3fn is not supported by the gloo engine" in messages[3]
     assert "has 5 elements, expected 6" in messages[4]
+    assert "reduce: this reduction is not supported" in messages[5]
+    assert "input split sizes add up to 5, but the input tensor's first dimension is 4" in \
+        messages[6]

@@ -53,7 +53,7 @@ def _hang_on_rank_0(rank):
 def test_a_hung_rank_fails_within_the_timeout():
     start = time.monotonic()
     with pytest.raises(harness.RankFailure, match="rank 0: no report within 4 s"):
-        harness.run(_hang_on_rank_0, timeout=4)
+        harness.run(_hang_on_rank_0, timeout=4, fresh=True)
     assert time.monotonic() - start < 15
 
 
