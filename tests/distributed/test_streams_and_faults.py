@@ -163,16 +163,48 @@ def _check_peer_death(result, blocking):
     assert destroyed < GROUP_TIMEOUT + 5
 
 
-def test_a_dead_peer_fails_the_collective_at_the_next_synchronisation():
-    result, exited = harness.run(_peer_dies, fresh=True, timeout=90)
+def _stall_then_die(rank):
+    stalled = _peer_stalls(rank)
+    dist.destroy_process_group()
+    return stalled, _peer_dies(rank)
+
+
+def test_a_stalled_or_dead_peer_fails_the_collective():
+    """One set of fresh ranks for both: a peer that stalls (alive, never joining) fails the
+    collective after the group's timeout; then, in a new group, a peer that dies fails it at
+    the next synchronisation."""
+    (stalled, died), exited = harness.run(_stall_then_die, fresh=True, timeout=90)
     assert exited == ("exited", 0)
-    _check_peer_death(result, blocking=False)
+    elapsed, message = stalled
+    assert "accl: accl::allreduce failed on rank 0 (gloo)" in message, message
+    assert "imed out" in message or "timeout" in message.lower(), message
+    assert 2.5 < elapsed < 3 + 5, elapsed
+    _check_peer_death(died, blocking=False)
 
 
 def test_a_dead_peer_fails_the_collective_at_the_call_with_launch_blocking():
     result, _ = harness.run(_peer_dies, fresh=True, timeout=90,
                             env={"ACCINTE_LAUNCH_BLOCKING": "1"})
     _check_peer_death(result, blocking=True)
+
+
+def _peer_stalls(rank):
+    harness.init("accl", timeout=datetime.timedelta(seconds=3))
+    x = torch.ones(4, device=harness.device())
+    dist.all_reduce(x)
+    x.cpu()
+    if rank == 1:
+        time.sleep(5)  # alive, but never joins the next collective
+        return None, None
+    start = time.monotonic()
+    work = dist.all_reduce(x, async_op=True)
+    try:
+        work.wait()  # the current stream waits for the collective: reading x waits for it
+        x.cpu()
+        message = "no error"
+    except RuntimeError as e:
+        message = str(e)
+    return time.monotonic() - start, message
 
 
 def _abort(rank):
