@@ -37,6 +37,7 @@ namespace c10d::accinte {
 /// A started operation: wait() blocks until it has finished, throws if it failed.
 using EngineOp = c10::intrusive_ptr<c10d::Work>;
 
+// LITERALINCLUDE START: ACCL COLLECTIVE ENGINE
 /// Moves the data of collectives over host-addressable tensors. Every method
 /// is called on a communication stream's worker thread, one at a time per
 /// group, in the same order on every rank of the group; tensors are dense,
@@ -88,5 +89,6 @@ class CollectiveEngine {
   virtual EngineOp recv(std::vector<at::Tensor>& tensors, int src_rank, int tag) = 0;
   virtual EngineOp barrier(const BarrierOptions& opts) = 0;
 };
+// LITERALINCLUDE END: ACCL COLLECTIVE ENGINE
 
 } // namespace c10d::accinte
