@@ -53,11 +53,10 @@ def test_work_follows_the_current_stream():
     s = torch.accinte.Stream()
     x = torch.ones(100, device="accinte")
     torch.accinte.synchronize()
-    with torch.accinte.stream(s):
-        torch.accinte._sleep(300)
+    with torch.accinte.stream(s), hold_stream() as hold:
         y = x * 2
-    assert not s.query()
-    assert torch.accinte.default_stream().query()
+        assert hold.held() and not s.query()
+        assert torch.accinte.default_stream().query()
     s.synchronize()
     assert y.sum().item() == 200
 
