@@ -148,6 +148,7 @@ def op_cases(op) -> list[Case]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             sample = next(iter(op.sample_inputs("accinte", base, requires_grad=False)))
+        cpu_base = sample.transform(_to_cpu)
     except Exception:  # noqa: BLE001 — no sample, nothing to compare
         return []
     cases = []
@@ -157,7 +158,7 @@ def op_cases(op) -> list[Case]:
             continue
         try:
             device_sample = _cast(sample, base, dtype)
-            cpu_sample = _cast(sample.transform(_to_cpu), base, dtype)
+            cpu_sample = _cast(cpu_base, base, dtype)
         except Exception:  # noqa: BLE001 — the cast itself is refused on both
             continue
         cpu = _call(op, cpu_sample, "cpu")
