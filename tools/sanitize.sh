@@ -50,6 +50,8 @@ export PYTHONPATH="$SAN/pkg${PYTHONPATH:+:$PYTHONPATH}"
 # torch_accinte/ with the regular libraries would win over the staged
 # package: PYTHONSAFEPATH (Python 3.11) leaves it out, in every interpreter.
 export PYTHONSAFEPATH=1
+# The runtime's own tests load libaccinte through ctypes, by this path.
+export ACCINTE_LIBRARY="$PKG/lib/libaccinte.so"
 cd "$ROOT"
 # Refuse to report a clean run of libraries that were not instrumented.
 "$PY" -c "
