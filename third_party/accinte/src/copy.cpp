@@ -17,6 +17,7 @@
 
 
 #include <cstddef>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -63,7 +64,17 @@ bool isDevice(const AllocationRef& a) {
   return a != nullptr && a->type == acMemoryTypeDevice;
 }
 
-acError_t planCopy(void* dst, const void* src, size_t count, acMemcpyKind kind, Plan* plan) {
+// The kind as the int a C caller passed. Any int may arrive, and loading an
+// enum that holds a value outside its enumerators is undefined behaviour in
+// C++ (UBSan's enum check), so its bytes are read as an int.
+int kindValue(const acMemcpyKind& kind) {
+  static_assert(sizeof(acMemcpyKind) == sizeof(int));
+  int value = 0;
+  std::memcpy(&value, &kind, sizeof value);
+  return value;
+}
+
+acError_t planCopy(void* dst, const void* src, size_t count, int kind, Plan* plan) {
   if (dst == nullptr || src == nullptr) {
     return acErrorInvalidValue;
   }
@@ -72,7 +83,7 @@ acError_t planCopy(void* dst, const void* src, size_t count, acMemcpyKind kind, 
   const bool toDevice = isDevice(to);
   const bool fromDevice = isDevice(from);
   bool agrees = false;
-  switch (static_cast<int>(kind)) {  // a C caller may pass any int
+  switch (kind) {
     case acMemcpyHostToHost: agrees = !toDevice && !fromDevice; break;
     case acMemcpyHostToDevice: agrees = toDevice && !fromDevice; break;
     case acMemcpyDeviceToHost: agrees = !toDevice && fromDevice; break;
@@ -153,7 +164,7 @@ acError_t acMemcpy(void* dst, const void* src, size_t count, acMemcpyKind kind) 
     }
     const RuntimeActivity activity("acMemcpy");
     Plan plan;
-    if (const acError_t e = planCopy(dst, src, count, kind, &plan); e != acSuccess) {
+    if (const acError_t e = planCopy(dst, src, count, kindValue(kind), &plan); e != acSuccess) {
       return e;
     }
     if (const acError_t e = plan.checkCaptures(); e != acSuccess) {
@@ -176,7 +187,7 @@ acError_t acMemcpyAsync(void* dst, const void* src, size_t count, acMemcpyKind k
     }
     const RuntimeActivity activity("acMemcpyAsync");
     Plan plan;
-    if (const acError_t e = planCopy(dst, src, count, kind, &plan); e != acSuccess) {
+    if (const acError_t e = planCopy(dst, src, count, kindValue(kind), &plan); e != acSuccess) {
       return e;
     }
     return s->enqueue([dst, src, count, plan = std::move(plan),
