@@ -17,7 +17,6 @@
 
 
 #include <cstddef>
-#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -64,16 +63,7 @@ bool isDevice(const AllocationRef& a) {
   return a != nullptr && a->type == acMemoryTypeDevice;
 }
 
-// The kind as the int a C caller passed. Any int may arrive, and loading an
-// enum that holds a value outside its enumerators is undefined behaviour in
-// C++ (UBSan's enum check), so its bytes are read as an int.
-int kindValue(const acMemcpyKind& kind) {
-  static_assert(sizeof(acMemcpyKind) == sizeof(int));
-  int value = 0;
-  std::memcpy(&value, &kind, sizeof value);
-  return value;
-}
-
+// `kind` as the caller passed it: any int (see callerInt).
 acError_t planCopy(void* dst, const void* src, size_t count, int kind, Plan* plan) {
   if (dst == nullptr || src == nullptr) {
     return acErrorInvalidValue;
@@ -164,7 +154,7 @@ acError_t acMemcpy(void* dst, const void* src, size_t count, acMemcpyKind kind) 
     }
     const RuntimeActivity activity("acMemcpy");
     Plan plan;
-    if (const acError_t e = planCopy(dst, src, count, kindValue(kind), &plan); e != acSuccess) {
+    if (const acError_t e = planCopy(dst, src, count, callerInt(kind), &plan); e != acSuccess) {
       return e;
     }
     if (const acError_t e = plan.checkCaptures(); e != acSuccess) {
@@ -187,7 +177,7 @@ acError_t acMemcpyAsync(void* dst, const void* src, size_t count, acMemcpyKind k
     }
     const RuntimeActivity activity("acMemcpyAsync");
     Plan plan;
-    if (const acError_t e = planCopy(dst, src, count, kindValue(kind), &plan); e != acSuccess) {
+    if (const acError_t e = planCopy(dst, src, count, callerInt(kind), &plan); e != acSuccess) {
       return e;
     }
     return s->enqueue([dst, src, count, plan = std::move(plan),
