@@ -50,3 +50,13 @@ def test_integer_histc_errors():
         torch.histc(x, bins=0)
     with pytest.raises(RuntimeError, match="max must be larger than min"):
         torch.histc(x, bins=3, min=4, max=1)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint16, torch.uint32, torch.uint64, torch.bool])
+def test_histc_dtypes_cuda_refuses_are_refused(dtype):
+    # CUDA's integer histc covers int8..int64 and uint8 only; bool is refused
+    # on both devices (the CPU's kernel runs for it).
+    x = torch.ones(4, dtype=dtype, device="accinte")
+    with pytest.raises(NotImplementedError, match="not implemented for"):
+        torch.histc(x, bins=3, min=0, max=2)
+    torch.accinte.synchronize()

@@ -10,6 +10,7 @@ caller once per call, deterministic-algorithm alerts are raised at the call.
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import pytest
@@ -98,11 +99,32 @@ def test_errors_after_a_successful_call_of_the_same_shapes_are_still_raised_at_t
     lambda d: torch.abs(torch.ones(3, dtype=torch.bool, device=d)),
     lambda d: torch.ones(2, 2, dtype=torch.bool, device=d) @ torch.ones(2, 2, dtype=torch.bool, device=d),
     lambda d: torch.ones(3, dtype=torch.complex32, device=d).sum(),
-], ids=["abs-bool", "matmul-bool", "sum-complex32"])
+    # accinte's own kernels: the CPU's dtypes, the CPU's message.
+    lambda d: F.conv2d(torch.ones(1, 1, 3, 3, dtype=torch.bool, device=d),
+                       torch.ones(1, 1, 2, 2, dtype=torch.bool, device=d)),
+    lambda d: F.conv_transpose2d(torch.ones(1, 1, 3, 3, dtype=torch.int32, device=d),
+                                 torch.ones(1, 1, 2, 2, dtype=torch.int32, device=d)),
+    lambda d: torch.ones(3, dtype=torch.uint16, device=d).square(),
+    lambda d: torch.ones(3, dtype=torch.float8_e4m3fn, device=d).square(),
+    lambda d: torch.ones(3, dtype=torch.int64, device=d).frac(),
+], ids=["abs-bool", "matmul-bool", "sum-complex32", "conv2d-bool", "conv_transpose2d-int32",
+        "square-uint16", "square-float8", "frac-int64"])
 def test_dtype_refusals_raise_not_implemented_at_the_call(call):
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(NotImplementedError) as cpu:
         call("cpu")
-    raises_at_the_call(lambda: call(DEVICE), NotImplementedError, "not implemented for")
+    message = str(cpu.value).replace("abs_cpu", "abs_accinte")  # accinte's own abs names itself
+    raises_at_the_call(lambda: call(DEVICE), NotImplementedError, f"^{re.escape(message)}$")
+
+
+def test_convolution_dtype_refusals_after_a_queued_convolution():
+    # A float convolution of the same shapes ran and is queued from then on;
+    # an integer one must still be refused at the call.
+    x, w = torch.ones(1, 1, 3, 3, device=DEVICE), torch.ones(1, 1, 2, 2, device=DEVICE)
+    for _ in range(2):
+        F.conv_transpose2d(x, w)
+    raises_at_the_call(lambda: F.conv_transpose2d(x.int(), w.int()), NotImplementedError,
+                       "slow_conv_transpose2d_out_cpu\" not implemented for 'Int'")
+    assert torch.equal(F.conv_transpose2d(x, w).cpu(), F.conv_transpose2d(x.cpu(), w.cpu()))
 
 
 def test_partial_overlap_of_input_and_output_raises_like_the_cpu():

@@ -45,7 +45,21 @@ export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=lib
 export ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1:abort_on_error=1:allow_user_segv_handler=1:handle_segv=0:detect_odr_violation=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export PYTHONPATH="$SAN/pkg${PYTHONPATH:+:$PYTHONPATH}"
+# `python -m pytest` (and `python -c` in the tests' child interpreters) puts
+# the current directory first on sys.path, where the repository's own
+# torch_accinte/ with the regular libraries would win over the staged
+# package: PYTHONSAFEPATH (Python 3.11) leaves it out, in every interpreter.
+export PYTHONSAFEPATH=1
+# The runtime's own tests load libaccinte through ctypes, by this path.
+export ACCINTE_LIBRARY="$PKG/lib/libaccinte.so"
 cd "$ROOT"
+# Refuse to report a clean run of libraries that were not instrumented.
+"$PY" -c "
+import torch, torch_accinte
+torch.ones(1, device='accinte')
+loaded = {l.split()[-1] for l in open('/proc/self/maps') if 'accinte' in l and l.rstrip().endswith('.so')}
+assert loaded and all(p.startswith('$SAN/pkg/') for p in loaded), f'sanitize: loaded {sorted(loaded)}'
+"
 if [ $# -eq 0 ]; then
   set -- tests/robustness tests/accinte_runtime
 fi

@@ -11,25 +11,31 @@
 
 namespace at::native::accinte {
 
-/// Queues `kernel` on `stream` (launch_kernel) and runs it with the autograd
-/// keys excluded: autograd already ran on the launching thread, and the CPU
-/// operators the kernel calls on the stream's worker are plain computation,
-/// which must not record a graph or bump version counters a second time.
-/// `kernel` owns what it works on (CPU aliases, copied arguments), never the
-/// caller's locals; `name` labels it as launch_kernel's does. The fallbacks
-/// run their kernels in the fuller CpuKernelScope (FallbackCommon.h), which
-/// also carries the caller's thread-local state.
+/// Wraps `kernel` so it runs with the autograd keys excluded: autograd already
+/// ran on the launching thread, and the CPU operators the kernel calls on the
+/// stream's worker are plain computation, which must not record a graph or
+/// bump version counters a second time. For kernels handed to another launch
+/// path (run_and_wait, FallbackCommon.h); launch_cpu_kernel uses it too.
+template <typename Kernel>
+auto with_autograd_excluded(Kernel&& kernel) {
+  return [kernel = std::forward<Kernel>(kernel)]() mutable {
+    c10::impl::ExcludeDispatchKeyGuard no_autograd(
+        c10::autograd_dispatch_keyset_with_ADInplaceOrView);
+    kernel();
+  };
+}
+
+/// Queues `kernel` on `stream` (launch_kernel) with the autograd keys
+/// excluded (with_autograd_excluded). `kernel` owns what it works on (CPU
+/// aliases, copied arguments), never the caller's locals; `name` labels it as
+/// launch_kernel's does. The fallbacks run their kernels in the fuller
+/// CpuKernelScope (FallbackCommon.h), which also carries the caller's
+/// thread-local state.
 template <typename Kernel>
 void launch_cpu_kernel(const c10::accinte::AccInteStream& stream, Kernel&& kernel,
                        const char* name) {
-  c10::accinte::launch_kernel(
-      stream,
-      [kernel = std::forward<Kernel>(kernel)]() mutable {
-        c10::impl::ExcludeDispatchKeyGuard no_autograd(
-            c10::autograd_dispatch_keyset_with_ADInplaceOrView);
-        kernel();
-      },
-      name);
+  c10::accinte::launch_kernel(stream, with_autograd_excluded(std::forward<Kernel>(kernel)),
+                              name);
 }
 
 } // namespace at::native::accinte

@@ -123,6 +123,12 @@ void layout_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       }
     }, op.schema().name().c_str());
   } catch (const c10::NotImplementedError& e) {
+    // The CPU's kernel for the layout refusing a dtype ("spmm_reduce_kernel"
+    // not implemented for 'Bool') is the CPU's own answer: raised as it is.
+    // Only the dispatcher's "no kernel for this layout" is explained.
+    if (!e.msg().starts_with("Could not run '")) {
+      throw;
+    }
     TORCH_CHECK_NOT_IMPLEMENTED(false, schema.operator_name(), " is not supported for ",
                                 layout_of(args), " tensors on accinte: accinte runs the CPU's "
                                 "kernel for this layout and the CPU has none (",

@@ -3,6 +3,7 @@ memory in the same or another process, lifetime beyond the exporter's free
 and exit, stale and corrupt handles, the descriptor budget, strict mode."""
 
 import ctypes
+import os
 import signal
 import subprocess
 import sys
@@ -150,7 +151,10 @@ def test_imported_memory_outlives_the_exporters_free_and_exit(ac):
             sys.stdin.readline()
             check(ac.acFree(ptr))
         """)],
-        env={"ACCINTE_LIBRARY": str(library_path()), "PATH": "/usr/bin:/bin"},
+        env={"ACCINTE_LIBRARY": str(library_path()), "PATH": "/usr/bin:/bin",
+             # an instrumented library needs its sanitizer runtime (make sanitize)
+             **{k: v for k, v in os.environ.items()
+                if k == "LD_PRELOAD" or k.startswith(("ASAN_", "UBSAN_"))}},
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         handle = IpcMemHandle.from_buffer_copy(bytes.fromhex(child.stdout.readline().strip()))

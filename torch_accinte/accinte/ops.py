@@ -58,10 +58,16 @@ scaled_add.register_autograd(_scaled_add_backward, setup_context=_scaled_add_set
 
 
 # LITERALINCLUDE START: PYTHON IMPL
+# The dtypes of the CPU's frac kernel.
+_FRAC_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
 @torch.library.impl("aten::frac", "accinte")
 def _frac(self: Tensor) -> Tensor:
-    """frac(x) = x - trunc(x), as the CPU kernel computes it, for floating dtypes."""
-    if not self.is_floating_point():
-        raise NotImplementedError(f'"frac_accinte" not implemented for {self.dtype}')
+    """frac(x) = x - trunc(x), as the CPU kernel computes it, for its dtypes."""
+    if self.dtype not in _FRAC_DTYPES:
+        # The CPU's refusal, word for word: its kernel raises it for an empty
+        # tensor of the dtype ('"frac_cpu" not implemented for 'Bool'').
+        torch.frac(torch.empty(0, dtype=self.dtype))
     return self - self.trunc()
 # LITERALINCLUDE END: PYTHON IMPL

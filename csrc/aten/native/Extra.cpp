@@ -7,8 +7,16 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/ones_like.h>
 
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <tuple>
+
 #include <csrc/emulation/CpuAlias.h>
 #include <csrc/emulation/CpuKernel.h>
+#include <csrc/emulation/FallbackCommon.h>
+#include <csrc/runtime/AccInteGraphsUtils.h>
 #include <csrc/runtime/AccInteGuard.h>
 #include <csrc/runtime/AccInteStream.h>
 
@@ -52,55 +60,111 @@ at::Tensor alias_or_undefined(const at::Tensor& t) {
 }
 
 // LITERALINCLUDE START: OPERATORS CONVOLUTION LAYOUT
-// The memory format the CPU's convolution gives its output and gradients for
-// these arguments: that of the backend it picks (mkldnn, slow2d, ...), which
-// keeps channels_last for a channels_last input or weight. Asked of PyTorch's
-// own selection on CPU aliases (metadata only, no device memory is read).
-at::MemoryFormat cpu_convolution_memory_format(const at::Tensor& input, const at::Tensor& weight,
-                                               std::optional<int64_t> bias_size,
-                                               c10::IntArrayRef stride, c10::IntArrayRef padding,
-                                               c10::IntArrayRef dilation, bool transposed,
-                                               c10::IntArrayRef output_padding, int64_t groups) {
-  const at::Tensor cpu_input = cpu_alias(input);
-  const at::Tensor cpu_weight = cpu_alias(weight);
+// The backend the CPU's convolution picks for these arguments (mkldnn,
+// slow2d, ...), asked of PyTorch's own selection on CPU aliases (metadata
+// only, no device memory is read). Its memory format is the one the CPU
+// gives its output and gradients: channels_last for a channels_last input or
+// weight.
+at::native::ConvBackend cpu_convolution_backend(const at::Tensor& input, const at::Tensor& weight,
+                                                std::optional<int64_t> bias_size,
+                                                c10::IntArrayRef stride, c10::IntArrayRef padding,
+                                                c10::IntArrayRef dilation, bool transposed,
+                                                c10::IntArrayRef output_padding, int64_t groups) {
   std::vector<c10::SymInt> bias_sizes;
   if (bias_size) {
     bias_sizes.emplace_back(*bias_size);
   }
-  const at::native::ConvBackend backend = at::native::select_conv_backend(
-      cpu_input, cpu_weight, std::nullopt, c10::fromIntArrayRefSlow(stride),
+  return at::native::select_conv_backend(
+      cpu_alias(input), cpu_alias(weight), std::nullopt, c10::fromIntArrayRefSlow(stride),
       c10::fromIntArrayRefSlow(padding), c10::fromIntArrayRefSlow(dilation), transposed,
       c10::fromIntArrayRefSlow(output_padding), c10::SymInt(groups),
       bias_size ? at::OptionalSymIntArrayRef(bias_sizes) : std::nullopt);
-  return at::native::_determine_backend_memory_format(cpu_input, cpu_weight, backend);
+}
+
+at::MemoryFormat cpu_convolution_memory_format(const at::Tensor& input, const at::Tensor& weight,
+                                               at::native::ConvBackend backend) {
+  return at::native::_determine_backend_memory_format(cpu_alias(input), cpu_alias(weight),
+                                                      backend);
 }
 // LITERALINCLUDE END: OPERATORS CONVOLUTION LAYOUT
+
+// Note [accinte convolution checks at the call]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// PyTorch checks a convolution's shapes before it reaches
+// convolution_overrideable, but the dtypes are checked by the CPU backend's
+// kernel, each its own way: slow_conv2d takes integers, slow_conv_transpose2d
+// does not, none takes bool or float8 ("slow_conv2d_cpu" not implemented for
+// 'Bool'). Queued unchecked, such a call would return and fail at the next
+// synchronisation. What the kernel checks depends on the dtypes and on the
+// backend, never on values, so the first call of each combination waits for
+// its kernel and raises its error at the call with the CPU's type and
+// message; later calls of a combination that ran are queued. (While a stream
+// captures a graph nothing may wait for it: the call is queued unchecked.)
+using ConvSignature = std::tuple<at::ScalarType, at::ScalarType, std::optional<at::ScalarType>,
+                                 at::native::ConvBackend, int64_t>;
+
+// The signatures whose first call ran without an error.
+class CheckedConvolutions {
+ public:
+  bool contains(const ConvSignature& signature) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return ran_.count(signature) > 0;
+  }
+  void insert(const ConvSignature& signature) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ran_.insert(signature);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::set<ConvSignature> ran_;
+};
+
+CheckedConvolutions& checked_convolutions() {
+  static CheckedConvolutions checked;
+  return checked;
+}
 
 } // namespace
 
 // Both run as kernels on the current stream: output shapes are known from
-// the arguments (PyTorch checked them before calling), so nothing waits.
+// the arguments (PyTorch checked them before calling), so nothing waits but
+// the first forward call of each dtype and backend (Note [accinte
+// convolution checks at the call]). The backward runs only for the floating
+// dtypes autograd differentiates, which every CPU backend takes.
 at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& weight,
                                     const std::optional<at::Tensor>& bias,
                                     c10::IntArrayRef stride, c10::IntArrayRef padding,
                                     c10::IntArrayRef dilation, bool transposed,
                                     c10::IntArrayRef output_padding, int64_t groups) {
   c10::accinte::AccInteGuard guard(input.device().index());
-  const at::MemoryFormat layout = cpu_convolution_memory_format(
-      input, weight, bias.has_value() && bias->defined() ? std::optional(bias->size(0)) : std::nullopt,
-      stride, padding, dilation, transposed, output_padding, groups);
-  at::Tensor out = at::empty(conv_output_sizes(input, weight, stride, padding, dilation,
-                                               transposed, output_padding, groups),
-                             input.options().memory_format(layout));
-  launch_cpu_kernel(
-      c10::accinte::getCurrentAccInteStream(input.device().index()),
-      [in = cpu_alias(input), w = cpu_alias(weight),
-       b = bias.has_value() ? alias_or_undefined(*bias) : at::Tensor(), o = cpu_alias(out),
-       stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(), transposed,
-       output_padding = output_padding.vec(), groups]() mutable {
-        o.copy_(at::convolution(in, w, b.defined() ? std::optional<at::Tensor>(b) : std::nullopt,
-                                stride, padding, dilation, transposed, output_padding, groups));
-      }, "aten::convolution_overrideable");
+  const bool has_bias = bias.has_value() && bias->defined();
+  const at::native::ConvBackend backend = cpu_convolution_backend(
+      input, weight, has_bias ? std::optional(bias->size(0)) : std::nullopt, stride, padding,
+      dilation, transposed, output_padding, groups);
+  at::Tensor out = at::empty(
+      conv_output_sizes(input, weight, stride, padding, dilation, transposed, output_padding,
+                        groups),
+      input.options().memory_format(cpu_convolution_memory_format(input, weight, backend)));
+  std::function<void()> kernel = with_autograd_excluded(
+      [in = cpu_alias(input), w = cpu_alias(weight), b = has_bias ? cpu_alias(*bias) : at::Tensor(),
+       o = cpu_alias(out), stride = stride.vec(), padding = padding.vec(),
+       dilation = dilation.vec(), transposed, output_padding = output_padding.vec(), groups]() {
+        o.copy_(at::convolution(
+            in, w, b.defined() ? std::optional<at::Tensor>(b) : std::nullopt, stride, padding,
+            dilation, transposed, output_padding, groups));
+      });
+  // See Note [accinte convolution checks at the call].
+  const auto stream = c10::accinte::getCurrentAccInteStream(input.device().index());
+  const ConvSignature signature{input.scalar_type(), weight.scalar_type(),
+                                has_bias ? std::optional(bias->scalar_type()) : std::nullopt,
+                                backend, input.dim()};
+  if (checked_convolutions().contains(signature) || c10::accinte::is_stream_capturing(stream)) {
+    c10::accinte::launch_kernel(stream, std::move(kernel), "aten::convolution_overrideable");
+  } else {
+    run_and_wait(stream, std::move(kernel), "aten::convolution_overrideable");
+    checked_convolutions().insert(signature);
+  }
   return out;
 }
 
@@ -114,8 +178,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   const int64_t out_channels = transposed ? weight.size(1) * groups : weight.size(0);
   // Gradients laid out as the CPU's backward lays them out.
   const at::MemoryFormat layout = cpu_convolution_memory_format(
-      input, weight, output_mask[2] ? std::optional(out_channels) : std::nullopt, stride,
-      padding, dilation, transposed, output_padding, groups);
+      input, weight,
+      cpu_convolution_backend(input, weight,
+                              output_mask[2] ? std::optional(out_channels) : std::nullopt, stride,
+                              padding, dilation, transposed, output_padding, groups));
   at::Tensor grad_input =
       output_mask[0] ? at::empty(input.sizes(), input.options().memory_format(layout))
                      : at::Tensor();

@@ -17,7 +17,9 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
 /// "overrideable" operators, which have no CPU kernel for the fallback to
 /// run: they queue the CPU's convolution on device memory as a kernel. Outputs
 /// and gradients get the memory format the CPU's convolution would give them
-/// (channels_last kept).
+/// (channels_last kept). The forward raises the CPU kernel's errors (a dtype
+/// its backend refuses) at the call: the first call of each dtype and
+/// backend waits for its kernel.
 at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& weight,
                                     const std::optional<at::Tensor>& bias,
                                     c10::IntArrayRef stride, c10::IntArrayRef padding,

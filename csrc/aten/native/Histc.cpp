@@ -10,6 +10,7 @@
 // every other dtype still runs the CPU's kernel.
 #include <csrc/aten/native/Histc.h>
 
+#include <ATen/Dispatch_v2.h>
 #include <ATen/Functions.h>
 
 #include <csrc/emulation/Fallback.h>
@@ -59,6 +60,9 @@ void histc_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     accinte_fallback(op, stack);
     return;
   }
+  // CUDA's integer dtypes: uint16, uint32 and uint64 are refused there at
+  // the call, with this message.
+  AT_DISPATCH_V2(self.scalar_type(), "histc", AT_WRAP([&] {}), AT_EXPAND(AT_INTEGRAL_TYPES));
   const int64_t bins = (*stack)[stack->size() - 3].toInt();
   const at::Scalar min = (*stack)[stack->size() - 2].toScalar();
   const at::Scalar max = (*stack)[stack->size() - 1].toScalar();

@@ -168,7 +168,7 @@ acError_t acStreamBeginCapture(acStream_t stream, acStreamCaptureMode mode) {
     if (const acError_t e = resolveStream(stream, &s); e != acSuccess) {
       return e;
     }
-    const int m = static_cast<int>(mode);  // a C caller may pass any int
+    const int m = callerInt(mode);  // a C caller may pass any int
     if (m < acStreamCaptureModeGlobal || m > acStreamCaptureModeRelaxed) {
       return acErrorInvalidValue;
     }

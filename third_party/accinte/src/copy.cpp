@@ -63,7 +63,8 @@ bool isDevice(const AllocationRef& a) {
   return a != nullptr && a->type == acMemoryTypeDevice;
 }
 
-acError_t planCopy(void* dst, const void* src, size_t count, acMemcpyKind kind, Plan* plan) {
+// `kind` as the caller passed it: any int (see callerInt).
+acError_t planCopy(void* dst, const void* src, size_t count, int kind, Plan* plan) {
   if (dst == nullptr || src == nullptr) {
     return acErrorInvalidValue;
   }
@@ -72,7 +73,7 @@ acError_t planCopy(void* dst, const void* src, size_t count, acMemcpyKind kind, 
   const bool toDevice = isDevice(to);
   const bool fromDevice = isDevice(from);
   bool agrees = false;
-  switch (static_cast<int>(kind)) {  // a C caller may pass any int
+  switch (kind) {
     case acMemcpyHostToHost: agrees = !toDevice && !fromDevice; break;
     case acMemcpyHostToDevice: agrees = toDevice && !fromDevice; break;
     case acMemcpyDeviceToHost: agrees = !toDevice && fromDevice; break;
@@ -153,7 +154,7 @@ acError_t acMemcpy(void* dst, const void* src, size_t count, acMemcpyKind kind) 
     }
     const RuntimeActivity activity("acMemcpy");
     Plan plan;
-    if (const acError_t e = planCopy(dst, src, count, kind, &plan); e != acSuccess) {
+    if (const acError_t e = planCopy(dst, src, count, callerInt(kind), &plan); e != acSuccess) {
       return e;
     }
     if (const acError_t e = plan.checkCaptures(); e != acSuccess) {
@@ -176,7 +177,7 @@ acError_t acMemcpyAsync(void* dst, const void* src, size_t count, acMemcpyKind k
     }
     const RuntimeActivity activity("acMemcpyAsync");
     Plan plan;
-    if (const acError_t e = planCopy(dst, src, count, kind, &plan); e != acSuccess) {
+    if (const acError_t e = planCopy(dst, src, count, callerInt(kind), &plan); e != acSuccess) {
       return e;
     }
     return s->enqueue([dst, src, count, plan = std::move(plan),

@@ -29,6 +29,7 @@
 #include <accinte/accinte.h>
 
 #include <cstddef>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <system_error>
@@ -135,6 +136,17 @@ acError_t blockingApiCall(Body&& body) noexcept {
   });
 }
 // LITERALINCLUDE END: RUNTIME API BOUNDARY
+
+// An enum argument as the int a C caller passed. Any int may arrive, and
+// loading an enum that holds a value outside its enumerators is undefined
+// behaviour in C++ (UBSan's enum check), so its bytes are read as an int.
+template <typename Enum>
+int callerInt(const Enum& value) {
+  static_assert(sizeof(Enum) == sizeof(int));
+  int result = 0;
+  std::memcpy(&result, &value, sizeof result);
+  return result;
+}
 
 }  // namespace accinte
 
