@@ -14,7 +14,6 @@ import inspect
 import json
 import os
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ import torch
 from torch import nn
 
 from compile_models import gpt_block, gpt_inputs
+from held_stream import hold_stream
 from model_helpers import assert_close, assert_same_grads, assert_same_parameters, twin
 
 DEV = "accinte"
@@ -198,15 +198,12 @@ def test_a_compiled_call_returns_while_the_stream_is_busy(compiled_pointwise):
     x = torch.randn(64)
     x_dev = x.to(DEV)
     torch.accinte.synchronize()
-    torch.accinte._sleep(1000)  # long enough for a loaded machine
-    start = time.perf_counter()
-    y = compiled_pointwise(x_dev)
-    queued = time.perf_counter() - start
-    busy = not torch.accinte.current_stream().query()
-    result = y.cpu()  # waits for the sleep, then the kernel
-    assert busy, f"the stream was idle when the compiled call returned ({queued:.3f} s)"
-    assert time.perf_counter() - start >= 0.5
-    assert torch.equal(result, pointwise(x))
+    with hold_stream() as hold:
+        x_dev.mul_(2)  # in stream order, before the compiled kernel reads x_dev
+        y = compiled_pointwise(x_dev)
+        assert hold.held(), "the compiled call waited for the stream"
+    result = y.cpu()  # waits for the held kernel, then the compiled one
+    assert torch.equal(result, pointwise(x * 2))
 
 
 def test_compiled_kernels_run_on_the_stream_of_the_caller(compiled_pointwise):
@@ -214,12 +211,11 @@ def test_compiled_kernels_run_on_the_stream_of_the_caller(compiled_pointwise):
     x_dev = x.to(DEV)
     torch.accinte.synchronize()
     side = torch.accinte.Stream()
-    torch.accinte._sleep(1000)  # the default stream stays busy
-    with torch.accinte.stream(side):
-        y = compiled_pointwise(x_dev)
-    side.synchronize()
-    # Had the kernel gone to the default stream, side would not wait for it.
-    assert not torch.accinte.default_stream().query(), "the kernel waited for the default stream"
+    with hold_stream() as hold:  # the default stream stays busy
+        with torch.accinte.stream(side):
+            y = compiled_pointwise(x_dev)
+        side.synchronize()
+        assert hold.held(), "the kernel waited for the default stream"
     with torch.accinte.stream(side):
         assert torch.equal(y.cpu(), pointwise(x))
     torch.accinte.synchronize()
