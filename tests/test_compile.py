@@ -9,7 +9,9 @@ interpreters included.
 
 from __future__ import annotations
 
-import copy
+import hashlib
+import inspect
+import json
 import os
 import re
 from pathlib import Path
@@ -28,12 +30,15 @@ ATOL = 1e-4  # the Bar: float32, atol 1e-4
 
 
 # LITERALINCLUDE START: COMPILER TEST CACHE
+SHARED_CACHE = "ACCINTE_TEST_INDUCTOR_CACHE_DIR"  # the strict-mode rerun's parent's cache
+
+
 @pytest.fixture(scope="module", autouse=True)
 def inductor_cache_dir(tmp_path_factory):
     """One Inductor cache for the run (children inherit it through the environment)."""
-    path = tmp_path_factory.getbasetemp() / "inductor-cache"
+    path = os.environ.get(SHARED_CACHE) or str(tmp_path_factory.getbasetemp() / "inductor-cache")
     previous = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(path)
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = path
     yield path
     torch._dynamo.reset()
     if previous is None:
@@ -64,7 +69,7 @@ def gpt_run():
 
     cpu = gpt_block()
     dev = twin(cpu)
-    compiled = torch.compile(dev)
+    compiled = torch.compile(dev, mode="default")
     x = gpt_inputs()
     expected = cpu(x)
     expected.sum().backward()
@@ -216,6 +221,20 @@ def test_compiled_kernels_run_on_the_stream_of_the_caller(compiled_pointwise):
     torch.accinte.synchronize()
 
 
+def test_compiled_kernels_are_named_in_the_profiler(compiled_pointwise, tmp_path):
+    from torch.profiler import ProfilerActivity, profile
+
+    x = torch.randn(64, device=DEV)
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]) as prof:
+        compiled_pointwise(x)
+        torch.accinte.synchronize()
+    prof.export_chrome_trace(str(tmp_path / "trace.json"))
+    events = json.loads((tmp_path / "trace.json").read_text())["traceEvents"]
+    kernels = [e["name"] for e in events if e.get("cat") == "kernel"]
+    assert any(re.fullmatch(r"cpp_fused_\w+_\d+", name) for name in kernels), kernels
+    assert "kernel" not in kernels  # the launch path's default name
+
+
 def test_fullgraph_with_generic_stream_event_and_accelerator_calls():
     @torch.compile(fullgraph=True)
     def fn(x):
@@ -304,10 +323,31 @@ def test_integer_division_by_zero_raises_at_the_call_with_launch_blocking(run_py
     assert "[1, 2, 3, 4, 5, 6, 7, 8]" in out.stdout
 
 
+REFUSAL = r"cpp_wrapper=True \(and AOTInductor\) is not supported on accinte yet: .* stream"
+
+
+def assert_refused(error: pytest.ExceptionInfo) -> None:
+    """Inductor wraps the code generator's NotImplementedError in an InductorError."""
+    assert isinstance(error.value.inner_exception, NotImplementedError), error.value
+
+
 def test_cpp_wrapper_is_refused_with_the_reason():
     fn = torch.compile(pointwise, options={"cpp_wrapper": True})
-    with pytest.raises(Exception, match="cpp_wrapper=True .* not supported on accinte yet"):
+    with pytest.raises(torch._inductor.exc.InductorError, match=REFUSAL) as error:
         fn(torch.ones(8, device=DEV))
+    assert_refused(error)
+    assert torch.equal((torch.ones(8, device=DEV) + 1).cpu(), torch.full((8,), 2.0))
+
+
+def test_aot_inductor_is_refused_with_the_reason(tmp_path):
+    class Scale(nn.Module):
+        def forward(self, x):
+            return pointwise(x)
+
+    program = torch.export.export(Scale(), (torch.ones(8, device=DEV),))
+    with pytest.raises(torch._inductor.exc.InductorError, match=REFUSAL) as error:
+        torch._inductor.aoti_compile_and_package(program, package_path=str(tmp_path / "m.pt2"))
+    assert_refused(error)
 
 
 # ---- 2.13 traps ------------------------------------------------------------------
@@ -345,3 +385,42 @@ def test_a_cpu_compile_generates_the_same_code_with_and_without_torch_accinte(ru
         codes[mode] = re.sub(r"# AOT ID: .*", "", out.stdout)
     assert "cpp_fused" in codes["absent"]
     assert codes["loaded"] == codes["absent"]
+
+
+def test_compile_caches_are_keyed_by_this_backends_sources():
+    """Note [accinte compile cache keys]: set at import, so every key has it."""
+    digest = hashlib.sha256()
+    package = Path(torch.accinte.__file__).resolve().parent.parent / "_inductor"
+    for path in sorted(package.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    tag = torch.compiler.config.cache_key_tag
+    assert tag.split("+")[-1] == "torch_accinte-" + digest.hexdigest()[:16]
+
+
+def test_a_user_cache_tag_is_kept(run_python):
+    out = run_python("import torch; print(torch.compiler.config.cache_key_tag)",
+                     env={"TORCH_COMPILE_CACHE_KEY_TAG": "mine"})
+    assert out.returncode == 0, out.stderr
+    assert re.fullmatch(r"mine\+torch_accinte-[0-9a-f]{16}", out.stdout.strip()), out.stdout
+
+
+# ---- strict mode -----------------------------------------------------------------
+
+# LITERALINCLUDE START: COMPILER TEST STRICT RERUN
+def test_every_test_in_this_process_passes_in_strict_mode(run_python, inductor_cache_dir):
+    """The tests above that run in the test process, again in a child pytest
+    with ACCINTE_STRICT=1 (device memory unreadable to the host), on the same
+    Inductor cache: the compiles hit it, Dynamo traces again. Tests that run
+    interpreters of their own set their environment themselves."""
+    names = [name for name, fn in globals().items()
+             if name.startswith("test_") and "run_python" not in inspect.signature(fn).parameters]
+    out = run_python(f"""
+        import sys
+        import pytest
+        import torch_accinte
+        assert torch_accinte._C._is_strict()
+        sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", *{[f"{__file__}::{n}" for n in names]!r}]))
+    """, env={"ACCINTE_STRICT": "1", SHARED_CACHE: str(inductor_cache_dir)}, timeout=900)
+    assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
+    assert re.search(rf"\b{len(names) - 1} passed, 1 xfailed\b", out.stdout), out.stdout[-2000:]
+# LITERALINCLUDE END: COMPILER TEST STRICT RERUN

@@ -9,8 +9,6 @@ package to answer, which registers everything once (``register``).
 
 from __future__ import annotations
 
-import hashlib
-import pathlib
 import warnings
 
 import torch
@@ -32,14 +30,6 @@ __all__ = [
     "AccInteCppWrapperCodegen", "AccInteInterface", "AccInteScheduling", "AccInteWrapperCodegen",
     "WrapperFxCodegen", "register",
 ]
-
-
-def _source_tag() -> str:
-    """A hash of this package's sources: generated wrappers call into them."""
-    digest = hashlib.sha256()
-    for path in sorted(pathlib.Path(__file__).parent.glob("*.py")):
-        digest.update(path.read_bytes())
-    return "torch_accinte-" + digest.hexdigest()[:16]
 
 
 # LITERALINCLUDE START: COMPILER GPU TRAPS
@@ -110,9 +100,6 @@ def register() -> None:
     )
     _work_around_gpu_assumptions()
     _guard_accinte_devices()
-    # Generated wrappers call this package: a cached wrapper written by
-    # another version of it must not be reused.
-    torch.compiler.config.cache_key_tag = _source_tag()
     _registered = True
 # LITERALINCLUDE END: COMPILER REGISTER
 

@@ -10,6 +10,8 @@ expose come from ``torch_accinte._C``. Each docstring names the runtime call
 
 from __future__ import annotations
 
+import hashlib
+import pathlib
 import threading
 import traceback
 from collections.abc import Callable
@@ -319,3 +321,30 @@ def __getattr__(name: str) -> Any:
         return getattr(_inductor, _INDUCTOR_CLASSES[name])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 # LITERALINCLUDE END: COMPILER DISCOVERY
+
+
+# LITERALINCLUDE START: COMPILER CACHE TAG
+def _tag_compile_caches() -> None:
+    """Note [accinte compile cache keys]
+
+    A cached wrapper calls torch_accinte._inductor.launch and a cached kernel
+    carries the entry point torch_accinte._inductor.codegen appended; Inductor's
+    cache keys (torch's sources, the configs, the graph) see neither. So a
+    hash of torch_accinte/_inductor/*.py joins torch.compiler.config.cache_key_tag
+    (after a tag the user set with TORCH_COMPILE_CACHE_KEY_TAG) here, at import:
+    Inductor reads the tag before it discovers the backend, so a tag set at
+    registration would miss the first compile's AOTAutograd key. Reading six
+    small files costs microseconds; torch.compiler.config is part of
+    `import torch`, Dynamo and Inductor are not imported.
+    """
+    digest = hashlib.sha256()
+    for path in sorted((pathlib.Path(__file__).parent.parent / "_inductor").glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    tag = "torch_accinte-" + digest.hexdigest()[:16]
+    config = torch.compiler.config
+    if tag not in config.cache_key_tag:
+        config.cache_key_tag = f"{config.cache_key_tag}+{tag}" if config.cache_key_tag else tag
+
+
+_tag_compile_caches()
+# LITERALINCLUDE END: COMPILER CACHE TAG
