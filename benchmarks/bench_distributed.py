@@ -4,7 +4,8 @@ ratios measured interleaved in one run.
 - all_reduce bus bandwidth, 1 KiB to 64 MiB of float32: accl on accinte
   tensors against Gloo on CPU tensors of the same size (target: accl >= 0.95x
   Gloo's bandwidth, since accl runs Gloo's algorithm on the device memory
-  itself, with no copies);
+  itself, with no copies; only a PREMUL_SUM reduce_scatter, not measured here,
+  sums a scaled host copy of its input);
 - a DDP training step (an MLP, 64 samples per rank): DDP on accinte over accl
   against DDP on the CPU over Gloo (target: <= 1.10x the time).
 

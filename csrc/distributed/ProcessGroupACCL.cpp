@@ -1,6 +1,7 @@
 #include <csrc/distributed/ProcessGroupACCL.h>
 
-#include <csrc/runtime/AccInteGraph.h>
+#include <csrc/emulation/CpuKernel.h>
+#include <csrc/runtime/AccInteGraphsUtils.h>
 #include <csrc/runtime/AccInteHostWait.h>
 #include <csrc/runtime/AccInteKernel.h>
 
@@ -34,8 +35,7 @@ void refuse_capture(const AccInteStream& current, const char* name) {
   if (!c10::accinte::is_stream_capturing(current)) {
     return;
   }
-  c10::accinte::note_capture_invalidated(current, name);
-  (void)acStreamSynchronize(current.stream()); // refused by the runtime: invalidates the capture
+  c10::accinte::invalidate_capture(current, name);
   TORCH_CHECK(false, "accl: ", name, " was called while ", current, " captures a graph: "
               "torch.distributed collectives on accinte cannot be captured (a replay would "
               "run the collective outside the order the ranks agree on). Run it outside the "
@@ -124,15 +124,21 @@ AccInteStream ProcessGroupACCL::comm_stream(c10::DeviceIndex device) {
   return *comm_;
 }
 
+c10::DeviceIndex ProcessGroupACCL::check_call(const char* name,
+                                              const std::vector<at::Tensor>& tensors) {
+  check_usable(name);
+  const c10::DeviceIndex device = check_tensors(name, tensors);
+  refuse_capture(c10::accinte::getCurrentAccInteStream(device), name);
+  return device;
+}
+
 // LITERALINCLUDE START: ACCL ENQUEUE
 c10::intrusive_ptr<Work> ProcessGroupACCL::enqueue(OpType type, const char* name,
                                                    std::vector<at::Tensor> tensors,
                                                    std::vector<at::Tensor> outputs,
                                                    std::vector<Launch> launches, bool blocking) {
-  check_usable(name);
-  const c10::DeviceIndex device = check_tensors(name, tensors);
+  const c10::DeviceIndex device = check_call(name, tensors);
   const AccInteStream current = c10::accinte::getCurrentAccInteStream(device);
-  refuse_capture(current, name);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (coalescing_) { // Note [accl coalescing]
@@ -157,7 +163,8 @@ c10::intrusive_ptr<Work> ProcessGroupACCL::enqueue(OpType type, const char* name
 
   auto status = std::make_shared<CollectiveStatus>();
   const bool any_source = type == OpType::RECVANYSOURCE;
-  c10::accinte::launch_kernel(comm, [shared = shared_, launches = std::move(launches), status,
+  // A CPU kernel: PREMUL_SUM scales with CPU operators (launch_cpu_kernel).
+  at::native::accinte::launch_cpu_kernel(comm, [shared = shared_, launches = std::move(launches), status,
                                      name, any_source] {
     if (shared->aborted.load()) {
       status->fail(c10::str("accl: ", name, " did not run: the process group was aborted"));
@@ -192,6 +199,10 @@ c10::intrusive_ptr<Work> ProcessGroupACCL::enqueue(OpType type, const char* name
         std::rethrow_exception(first_error);
       }
       if (any_source) {
+        // A Launch may return nullptr (finished at once): then no handle
+        // tells the source, and the receive fails rather than guess it.
+        TORCH_CHECK(!started.empty(), "the engine finished the receive without a handle that "
+                    "names its source rank");
         status->source_rank.store(started.front()->sourceRank());
       }
       return;

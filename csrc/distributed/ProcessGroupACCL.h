@@ -6,7 +6,8 @@
 // Note [accl collectives]
 // ~~~~~~~~~~~~~~~~~~~~~~~
 // Every collective runs as one kernel on the group's communication stream of
-// its device (a high-priority pool stream, one per group), so it is ordered
+// its device (a high-priority pool stream: pool streams are shared, as
+// NCCL's are, so several groups may queue on one), so it is ordered
 // the way CUDA code orders NCCL:
 //   1. at the call, the arguments are checked (accinte, one device per group,
 //      dense, contiguous, a dtype the engine moves, no stream capture), so a
@@ -121,8 +122,9 @@ class ProcessGroupACCL final : public c10d::Backend {
   /// Queued behind the group's earlier collectives; its wait() blocks the host.
   c10::intrusive_ptr<Work> barrier(const BarrierOptions& opts) override;
 
-  /// The group refuses further collectives; queued ones still run (and end
-  /// within the engine's timeout). Does not block.
+  /// The group refuses further collectives; queued ones that have not started
+  /// fail at once ("did not run"); one already inside the engine ends within
+  /// the engine's timeout. Does not block.
   void abort() override;
   /// Waits (on the host) for the collectives queued so far, then refuses
   /// further ones; a failure among them is reported as a warning.
@@ -145,6 +147,15 @@ class ProcessGroupACCL final : public c10d::Backend {
                                    bool blocking = false);
   /// Step 1 for every tensor of a call; returns their device (the group's).
   c10::DeviceIndex check_tensors(const char* name, const std::vector<at::Tensor>& tensors);
+  /// Step 1 whole: check_usable, check_tensors, and the refusal under graph
+  /// capture. Returns the device. Throws before anything is queued.
+  c10::DeviceIndex check_call(const char* name, const std::vector<at::Tensor>& tensors);
+  /// PREMUL_SUM's factor (Note [accl PREMUL_SUM]), or nullopt for another op.
+  /// For PREMUL_SUM, runs check_call(name, tensors) first: a factor tensor on
+  /// accinte is read with a copy to the host, which must not be what refuses
+  /// a call on a broken group or under capture.
+  std::optional<double> premul_factor(const char* name, const ReduceOp& op,
+                                      const std::vector<at::Tensor>& tensors);
   /// Throws if the group was aborted, shut down or broke (Note [accl errors]).
   void check_usable(const char* name) const;
   /// Refuses reductions the engine cannot do on `t`'s dtype; PREMUL_SUM only

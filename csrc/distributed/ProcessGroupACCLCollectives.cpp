@@ -90,8 +90,8 @@ void check_splits(const char* name, const at::Tensor& t, const std::vector<int64
 // SUM of the inputs each multiplied by a factor first. The engine only sums:
 // the kernel scales a host copy of the input (or, for an in-place all_reduce,
 // the buffer itself) and sums that. A factor given as a tensor is read at the
-// call (a synchronisation if it lives on accinte).
-std::optional<double> premul_factor(const ReduceOp& op) {
+// call, after the call's checks (a synchronisation if it lives on accinte).
+std::optional<double> read_premul_factor(const ReduceOp& op) {
   if (op != ReduceOp::PREMUL_SUM) {
     return std::nullopt;
   }
@@ -116,7 +116,34 @@ at::Tensor scaled(const at::Tensor& t, const std::optional<double>& factor) {
   return factor ? t.mul(*factor) : t;
 }
 
+// gather's outputs and scatter's inputs: one list of `size` tensors on the
+// root, none (or one, unused) elsewhere. Returns the list (empty if none).
+std::vector<at::Tensor> root_list(const char* name, const std::vector<std::vector<at::Tensor>>& lists,
+                                  bool root, int size, const at::Tensor& other,
+                                  const char* role, const char* what) {
+  TORCH_CHECK(lists.size() <= 1, "accl: ", name, " takes at most one list of ", role,
+              " tensors per process, got ", lists.size());
+  const std::vector<at::Tensor> list = lists.empty() ? std::vector<at::Tensor>{} : lists[0];
+  if (root) {
+    TORCH_CHECK(list.size() == static_cast<size_t>(size), "accl: ", name, " needs ", size, " ",
+                role, " tensors on the root, got ", list.size());
+    for (const at::Tensor& t : list) {
+      check_same(name, t, other, 1, what);
+    }
+  }
+  return list;
+}
+
 } // namespace
+
+std::optional<double> ProcessGroupACCL::premul_factor(const char* name, const ReduceOp& op,
+                                                      const std::vector<at::Tensor>& tensors) {
+  if (op != ReduceOp::PREMUL_SUM) {
+    return std::nullopt;
+  }
+  check_call(name, tensors);
+  return read_premul_factor(op);
+}
 
 c10::intrusive_ptr<Work> ProcessGroupACCL::broadcast(std::vector<at::Tensor>& tensors,
                                                      const BroadcastOptions& opts) {
@@ -131,7 +158,7 @@ c10::intrusive_ptr<Work> ProcessGroupACCL::allreduce(std::vector<at::Tensor>& te
                                                      const AllreduceOptions& opts) {
   check_single("allreduce", tensors.size());
   check_reduce_op("allreduce", opts.reduceOp, tensors[0], /*premul_sum=*/true);
-  const auto factor = premul_factor(opts.reduceOp);
+  const auto factor = premul_factor("accl::allreduce", opts.reduceOp, tensors);
   Launch launch = [a = aliases_of(tensors), run = engine_options(opts, factor),
                    factor](CollectiveEngine& e) mutable {
     if (factor) {
@@ -144,11 +171,13 @@ c10::intrusive_ptr<Work> ProcessGroupACCL::allreduce(std::vector<at::Tensor>& te
 
 c10::intrusive_ptr<Work> ProcessGroupACCL::allreduce_coalesced(
     std::vector<at::Tensor>& tensors, const AllreduceCoalescedOptions& opts) {
-  std::vector<Launch> launches;
-  const auto factor = premul_factor(opts.reduceOp);
-  const AllreduceOptions single = engine_options<AllreduceOptions>(opts, factor);
   for (const at::Tensor& t : tensors) {
     check_reduce_op("allreduce_coalesced", opts.reduceOp, t, /*premul_sum=*/true);
+  }
+  const auto factor = premul_factor("accl::allreduce_coalesced", opts.reduceOp, tensors);
+  const AllreduceOptions single = engine_options<AllreduceOptions>(opts, factor);
+  std::vector<Launch> launches;
+  for (const at::Tensor& t : tensors) {
     launches.emplace_back([a = std::vector<at::Tensor>{cpu_alias(t)}, single, factor](
                               CollectiveEngine& e) mutable {
       if (factor) {
@@ -241,16 +270,8 @@ c10::intrusive_ptr<Work> ProcessGroupACCL::gather(std::vector<std::vector<at::Te
                                                   std::vector<at::Tensor>& inputs,
                                                   const GatherOptions& opts) {
   check_single("gather", inputs.size());
-  const bool root = opts.rootRank == rank_;
-  const std::vector<at::Tensor> gathered = outputs.empty() ? std::vector<at::Tensor>{}
-                                                           : outputs[0];
-  if (root) {
-    TORCH_CHECK(outputs.size() == 1 && gathered.size() == static_cast<size_t>(size_),
-                "accl: gather needs ", size_, " output tensors on the root");
-    for (const at::Tensor& o : gathered) {
-      check_same("gather", o, inputs[0], 1, "output and input");
-    }
-  }
+  const std::vector<at::Tensor> gathered = root_list(
+      "gather", outputs, opts.rootRank == rank_, size_, inputs[0], "output", "output and input");
   Launch launch = [o = aliases_of(outputs), i = aliases_of(inputs), opts](
                       CollectiveEngine& e) mutable { return e.gather(o, i, opts); };
   return enqueue(OpType::GATHER, "accl::gather", concat(inputs, gathered), gathered,
@@ -261,14 +282,8 @@ c10::intrusive_ptr<Work> ProcessGroupACCL::scatter(std::vector<at::Tensor>& outp
                                                    std::vector<std::vector<at::Tensor>>& inputs,
                                                    const ScatterOptions& opts) {
   check_single("scatter", outputs.size());
-  const std::vector<at::Tensor> sources = inputs.empty() ? std::vector<at::Tensor>{} : inputs[0];
-  if (opts.rootRank == rank_) {
-    TORCH_CHECK(inputs.size() == 1 && sources.size() == static_cast<size_t>(size_),
-                "accl: scatter needs ", size_, " input tensors on the root");
-    for (const at::Tensor& s : sources) {
-      check_same("scatter", s, outputs[0], 1, "input and output");
-    }
-  }
+  const std::vector<at::Tensor> sources = root_list(
+      "scatter", inputs, opts.rootRank == rank_, size_, outputs[0], "input", "input and output");
   Launch launch = [o = aliases_of(outputs), i = aliases_of(inputs), opts](
                       CollectiveEngine& e) mutable { return e.scatter(o, i, opts); };
   return enqueue(OpType::SCATTER, "accl::scatter", concat(sources, outputs), outputs,
@@ -281,12 +296,13 @@ c10::intrusive_ptr<Work> ProcessGroupACCL::reduce_scatter(
   check_single("reduce_scatter", outputs.size());
   check_single("reduce_scatter", inputs.size());
   check_reduce_op("reduce_scatter", opts.reduceOp, outputs[0], /*premul_sum=*/true);
-  const auto factor = premul_factor(opts.reduceOp);
   TORCH_CHECK(inputs[0].size() == static_cast<size_t>(size_), "accl: reduce_scatter needs ",
               size_, " input tensors (one per rank), got ", inputs[0].size());
   for (const at::Tensor& i : inputs[0]) {
     check_same("reduce_scatter", i, outputs[0], 1, "input and output");
   }
+  const auto factor =
+      premul_factor("accl::reduce_scatter", opts.reduceOp, concat(inputs[0], outputs));
   Launch launch = [o = aliases_of(outputs), i = aliases_of(inputs),
                    run = engine_options(opts, factor), factor](CollectiveEngine& e) mutable {
     std::vector<std::vector<at::Tensor>> sources{{}};
@@ -304,7 +320,8 @@ c10::intrusive_ptr<Work> ProcessGroupACCL::_reduce_scatter_base(at::Tensor& outp
                                                                 const ReduceScatterOptions& opts) {
   check_reduce_op("reduce_scatter_tensor", opts.reduceOp, output, /*premul_sum=*/true);
   check_same("reduce_scatter_tensor", input, output, size_, "input and output");
-  const auto factor = premul_factor(opts.reduceOp);
+  const auto factor =
+      premul_factor("accl::reduce_scatter_tensor", opts.reduceOp, {input, output});
   Launch launch = [o = cpu_alias(output), i = cpu_alias(input),
                    run = engine_options(opts, factor), factor](CollectiveEngine& e) mutable {
     at::Tensor source = scaled(i, factor);
@@ -319,13 +336,16 @@ c10::intrusive_ptr<Work> ProcessGroupACCL::reduce_scatter_tensor_coalesced(
     const ReduceScatterOptions& opts) {
   TORCH_CHECK(outputs.size() == inputs.size(), "accl: reduce_scatter_tensor_coalesced needs "
               "as many outputs as inputs, got ", outputs.size(), " and ", inputs.size());
-  const auto factor = premul_factor(opts.reduceOp);
-  std::vector<Launch> launches;
   for (size_t k = 0; k < inputs.size(); ++k) {
     check_reduce_op("reduce_scatter_tensor_coalesced", opts.reduceOp, outputs[k],
                     /*premul_sum=*/true);
     check_same("reduce_scatter_tensor_coalesced", inputs[k], outputs[k], size_,
                "input and output");
+  }
+  const auto factor = premul_factor("accl::reduce_scatter_tensor_coalesced", opts.reduceOp,
+                                    concat(inputs, outputs));
+  std::vector<Launch> launches;
+  for (size_t k = 0; k < inputs.size(); ++k) {
     launches.emplace_back([o = cpu_alias(outputs[k]), i = cpu_alias(inputs[k]),
                            run = engine_options(opts, factor), factor](
                               CollectiveEngine& e) mutable {

@@ -30,16 +30,20 @@ bool is_stream_capturing(const AccInteStream& stream) {
 // LITERALINCLUDE END: GRAPH CAPTURING FAST PATH
 
 // LITERALINCLUDE START: GRAPH SYNC CHECK
-void check_not_capturing(const AccInteStream& stream, const char* what) {
-  if (current_capture_id(stream) == 0) {
-    return;
-  }
+void invalidate_capture(const AccInteStream& stream, const char* what) {
   note_capture_invalidated(stream, what);
   // The runtime refuses to wait for a capturing stream and invalidates the
   // capture, as it would for any caller: capture_end then fails too.
   const acError_t refused = acStreamSynchronize(stream.stream());
   TORCH_CHECK(refused != acSuccess, "accinte: the runtime let ", what, " wait for ", stream,
               " while it was capturing");
+}
+
+void check_not_capturing(const AccInteStream& stream, const char* what) {
+  if (current_capture_id(stream) == 0) {
+    return;
+  }
+  invalidate_capture(stream, what);
   TORCH_CHECK(false, "accinte: ", what, " waits for the work queued on ", stream,
               ", but that stream is capturing a graph: synchronization is not allowed while "
               "capturing, since captured work has not run. Move it out of the captured region "

@@ -39,6 +39,12 @@ C10_EXPORT CaptureId_t current_capture_id(const AccInteStream& stream);
 /// capture is underway in the process.
 C10_EXPORT bool is_stream_capturing(const AccInteStream& stream);
 
+/// For a call that cannot be captured and finds `stream` capturing (`what`
+/// names it for the user): remembers `what` as the cause (capture_end names
+/// it) and has the runtime invalidate the capture. The caller then throws its
+/// own error. Throws if the runtime unexpectedly let the host wait.
+C10_EXPORT void invalidate_capture(const AccInteStream& stream, const char* what);
+
 /// For host code that waits for `stream` (`what` names it for the user, e.g.
 /// "Tensor.item()"): if the stream is capturing, invalidates the capture and
 /// throws an error saying that synchronization is not allowed while

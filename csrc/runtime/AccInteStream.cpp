@@ -52,7 +52,7 @@ DeviceStreams& streams_of(DeviceIndex device) {
 }
 
 // Current stream id per device for this thread; 0 (default) until set.
-thread_local std::array<StreamId, 64> t_current_stream{};
+thread_local std::array<StreamId, ACCINTE_MAX_DEVICE_COUNT> t_current_stream{};
 // LITERALINCLUDE END: STREAM DEVICE STREAMS
 
 AccInteStream make_stream(DeviceIndex device, StreamId id) {

@@ -41,6 +41,13 @@ def on_device(t):
     return t.to(harness.device())
 
 
+def dtypes_and_ops(dtypes, ops):
+    """Every (dtype, op) pair to check; AVG only on floating dtypes (accl refuses it on others,
+    see the refusals below)."""
+    return [(dtype, op) for dtype in dtypes for op in ops
+            if op != dist.ReduceOp.AVG or dtype.is_floating_point]
+
+
 def reduced(op, dtype, n=N, salt=0, ranks=range(2)):
     values = [value(r, dtype, n, salt) for r in ranks]
     if op == dist.ReduceOp.AVG:
@@ -61,12 +68,10 @@ def assert_equal(actual, expected, what):
 def _all_reduce(rank):
     harness.init("accl")
     assert dist.get_backend() == "accl"
-    for dtype in DTYPES:
-        ops = list(CPU_REDUCE) + ([dist.ReduceOp.AVG] if dtype.is_floating_point else [])
-        for op in ops:
-            t = on_device(value(rank, dtype, salt=1))
-            assert dist.all_reduce(t, op=op) is None
-            assert_equal(t, reduced(op, dtype, salt=1), f"all_reduce {op} {dtype}")
+    for dtype, op in dtypes_and_ops(DTYPES, [*CPU_REDUCE, dist.ReduceOp.AVG]):
+        t = on_device(value(rank, dtype, salt=1))
+        assert dist.all_reduce(t, op=op) is None
+        assert_equal(t, reduced(op, dtype, salt=1), f"all_reduce {op} {dtype}")
 
 
 def test_all_reduce_every_op_and_dtype():
@@ -79,11 +84,11 @@ def _broadcast_and_reduce(rank):
         t = on_device(value(rank, dtype, salt=2))
         dist.broadcast(t, src=1)
         assert_equal(t, value(1, dtype, salt=2), f"broadcast {dtype}")
-        for op in (dist.ReduceOp.SUM, dist.ReduceOp.MAX):
-            t = on_device(value(rank, dtype, salt=3))
-            dist.reduce(t, dst=0, op=op)
-            if rank == 0:  # elsewhere the buffer's content is unspecified
-                assert_equal(t, reduced(op, dtype, salt=3), f"reduce {op} {dtype}")
+    for dtype, op in dtypes_and_ops(DTYPES, (dist.ReduceOp.SUM, dist.ReduceOp.MAX)):
+        t = on_device(value(rank, dtype, salt=3))
+        dist.reduce(t, dst=0, op=op)
+        if rank == 0:  # elsewhere the buffer's content is unspecified
+            assert_equal(t, reduced(op, dtype, salt=3), f"reduce {op} {dtype}")
 
 
 def test_broadcast_and_reduce():
@@ -122,17 +127,17 @@ def test_all_gather_gather_scatter():
 
 def _reduce_scatters(rank):
     harness.init("accl")
-    for dtype in (torch.float32, torch.bfloat16, torch.float16, torch.int64):
-        for op in (dist.ReduceOp.SUM, dist.ReduceOp.MAX):
-            # rank r's input: 2 chunks of N; chunk k goes (reduced) to rank k
-            full = [value(r, dtype, 2 * N, salt=6) for r in range(2)]
-            expected = functools.reduce(CPU_REDUCE[op], full)[rank * N:(rank + 1) * N]
-            out = torch.empty(N, dtype=dtype, device=harness.device())
-            dist.reduce_scatter(out, list(on_device(full[rank]).chunk(2)), op=op)
-            assert_equal(out, expected, f"reduce_scatter {op} {dtype}")
-            out = torch.empty(N, dtype=dtype, device=harness.device())
-            dist.reduce_scatter_tensor(out, on_device(full[rank]), op=op)
-            assert_equal(out, expected, f"reduce_scatter_tensor {op} {dtype}")
+    for dtype, op in dtypes_and_ops((torch.float32, torch.bfloat16, torch.float16, torch.int64),
+                                    (dist.ReduceOp.SUM, dist.ReduceOp.MAX)):
+        # rank r's input: 2 chunks of N; chunk k goes (reduced) to rank k
+        full = [value(r, dtype, 2 * N, salt=6) for r in range(2)]
+        expected = functools.reduce(CPU_REDUCE[op], full)[rank * N:(rank + 1) * N]
+        out = torch.empty(N, dtype=dtype, device=harness.device())
+        dist.reduce_scatter(out, list(on_device(full[rank]).chunk(2)), op=op)
+        assert_equal(out, expected, f"reduce_scatter {op} {dtype}")
+        out = torch.empty(N, dtype=dtype, device=harness.device())
+        dist.reduce_scatter_tensor(out, on_device(full[rank]), op=op)
+        assert_equal(out, expected, f"reduce_scatter_tensor {op} {dtype}")
     full = [value(r, torch.float32, 2 * N, salt=7) for r in range(2)]
     out = torch.empty(N, device=harness.device())
     dist.reduce_scatter_tensor(out, on_device(full[rank]), op=dist.ReduceOp.AVG)
@@ -318,6 +323,17 @@ def test_coalesced_forms():
 # ---- refusals ------------------------------------------------------------------------
 
 
+def _gather_with_lists(count):
+    # dist.gather passes one output list on the root and none elsewhere; the process group
+    # object takes any number.
+    dev = harness.device()
+    options = dist.GatherOptions()
+    options.rootRank = 0
+    lists = [[torch.empty(2, device=dev) for _ in range(2)] for _ in range(count)]
+    dist.distributed_c10d._get_default_group().gather(lists, [torch.ones(2, device=dev)],
+                                                      options)
+
+
 def _refusals(rank):
     harness.init("accl")
     dev = harness.device()
@@ -335,6 +351,7 @@ def _refusals(rank):
                             op=dist._make_nccl_premul_sum(2.0)),        # PREMUL_SUM: reduce
         lambda: dist.all_to_all_single(torch.empty(4, device=dev), torch.ones(4, device=dev),
                                        [2, 2], [3, 2]),                  # splits != size
+        lambda: _gather_with_lists(2),                                   # 2 lists, every rank
     ):
         with pytest.raises((RuntimeError, ValueError)) as info:
             call()
@@ -347,7 +364,8 @@ def _refusals(rank):
 
 
 def test_bad_calls_are_refused_at_the_call():
-    messages = harness.run(_refusals)[0]
+    every_rank = harness.run(_refusals)
+    messages = every_rank[0]
     assert "tensors must be contiguous" in messages[0]
     assert "No backend type associated with device type cpu" in messages[1]  # PyTorch's
     assert "ReduceOp.AVG needs a floating-point tensor" in messages[2]
@@ -356,3 +374,6 @@ def test_bad_calls_are_refused_at_the_call():
     assert "reduce: this reduction is not supported" in messages[5]
     assert "input split sizes add up to 5, but the input tensor's first dimension is 4" in \
         messages[6]
+    for messages in every_rank:  # the root and the other rank alike
+        assert "gather takes at most one list of output tensors per process, got 2" in \
+            messages[7]

@@ -1,8 +1,8 @@
 """How accl collectives meet streams, memory and failures (Note [accl collectives],
 Note [accl work and streams], Note [accl errors] in csrc/distributed/): asynchrony, stream
 order, the Work's Future, inputs freed early, graph capture, a peer that dies, abort, and
-DDP's timer. Timing bounds are loose (the machine is shared): each compares a call with a
-device sleep many times longer."""
+DDP's timer. Whether a call waited for the device is told by a stream the test holds
+(held_stream.py), never by timing it."""
 
 import datetime
 import time
@@ -13,8 +13,9 @@ import torch
 import torch.distributed as dist
 
 from distributed import harness
+from held_stream import hold_stream
 
-SLEEP_MS = 1000  # device time that a non-blocking call must not wait for
+HOLD_S = 15  # a hold_stream() block lets a call that waited through after this long
 
 
 # ---- asynchrony ----------------------------------------------------------------------
@@ -26,29 +27,28 @@ def _async_all_reduce(rank):
     x = torch.full((4,), rank + 1.0, device=dev)
     dist.all_reduce(x)  # warm-up: the communication stream and Gloo's pairs exist
     torch.accinte.synchronize()
-    torch.accinte._sleep(SLEEP_MS)  # the current stream is busy
-    x.add_(1)  # queued behind the sleep: the collective must see it
-    start = time.monotonic()
-    work = dist.all_reduce(x, async_op=True)
-    call = time.monotonic() - start
-    completed_before = work.is_completed()
-    start = time.monotonic()
-    work.wait()  # the stream waits, not the host
-    wait = time.monotonic() - start
-    future = work.get_future()
-    fut_value = future.wait()
+    torch.accinte.set_device(dev)  # hold_stream() holds the current device's stream
+    with hold_stream(timeout=HOLD_S) as hold:  # the current stream is busy
+        x.add_(1)  # queued behind the held kernel: the collective must see it
+        work = dist.all_reduce(x, async_op=True)
+        returned = hold.held()  # the call queued its work instead of waiting
+        completed_before = work.is_completed()
+        work.wait()  # the stream waits, not the host
+        future = work.get_future()
+        fut_value = future.wait()
+        waited = not hold.held()
     values = x.cpu()  # the host waits here
     completed_after = work.is_completed()
-    return (call, completed_before, wait, [t.device.type for t in fut_value],
+    return (returned, completed_before, waited, [t.device.type for t in fut_value],
             values.tolist(), completed_after, fut_value[0].cpu().tolist())
 
 
 def test_async_all_reduce_returns_while_the_stream_is_busy():
-    for call, before, wait, fut_devices, values, after, fut_values in harness.run(
+    for returned, before, waited, fut_devices, values, after, fut_values in harness.run(
             _async_all_reduce):
-        assert call < SLEEP_MS / 1000 / 3, f"all_reduce(async_op=True) took {call:.3f} s"
+        assert returned, "all_reduce(async_op=True) waited for the held stream"
         assert before is False
-        assert wait < SLEEP_MS / 1000 / 3, f"Work.wait() blocked the host {wait:.3f} s"
+        assert not waited, "Work.wait() or its Future's wait() blocked the host"
         assert fut_devices == ["accinte"]
         assert values == [8.0] * 4 and fut_values == [8.0] * 4  # 2 * ((1 + 2) + 1)
         assert after is True
@@ -66,16 +66,18 @@ def _side_stream(rank):
         dist.all_reduce(x)   # ordered after `side`, not after the default stream
         y = x * 2            # on `side` again, after the collective
     side.synchronize()
-    # Freed right after the call while the collective waits behind a busy stream: the
+    # Freed right after the call while the collective waits behind a held stream: the
     # allocator must not hand the input's memory to a new tensor before it ran.
-    torch.accinte._sleep(SLEEP_MS // 2)
-    src = torch.full((1024,), rank + 1.0, device=dev)
-    out = torch.empty(2048, device=dev)
-    src_ptr = src.data_ptr()
-    dist.all_gather_into_tensor(out, src, async_op=True)
-    del src
-    fresh = torch.full((1024,), -7.0, device=dev)  # same size, same stream
-    reused = fresh.data_ptr() == src_ptr
+    torch.accinte.set_device(dev)  # hold_stream() holds the current device's stream
+    with hold_stream(timeout=HOLD_S) as hold:
+        src = torch.full((1024,), rank + 1.0, device=dev)
+        out = torch.empty(2048, device=dev)
+        src_ptr = src.data_ptr()
+        dist.all_gather_into_tensor(out, src, async_op=True)
+        del src
+        fresh = torch.full((1024,), -7.0, device=dev)  # same size, same stream
+        reused = fresh.data_ptr() == src_ptr
+        assert hold.held(), "a call waited for the held stream"
     torch.accinte.synchronize()
     return x.cpu().tolist(), y.cpu().tolist(), reused, out.cpu().tolist()
 
@@ -99,14 +101,22 @@ def _capture(rank):
         with torch.accinte.graph(g):
             dist.all_reduce(x)
     message = str(info.value)
+    # A PREMUL_SUM factor on accinte is read with a copy to the host: the collective
+    # refuses the capture before that copy would (with a message about copies).
+    factor = torch.tensor(0.5, device=dev)
+    with pytest.raises(RuntimeError) as info:
+        with torch.accinte.graph(torch.accinte.Graph()):
+            dist.all_reduce(x, op=dist._make_nccl_premul_sum(factor))
+    premul_message = str(info.value)
     x2 = torch.full((2,), rank + 1.0, device=dev)
     dist.all_reduce(x2)  # the group survives the refusal
-    return message, x2.cpu().tolist()
+    return message, premul_message, x2.cpu().tolist()
 
 
 def test_a_collective_under_graph_capture_is_refused():
-    for message, after in harness.run(_capture):
+    for message, premul_message, after in harness.run(_capture):
         assert "accl::allreduce" in message and "captur" in message
+        assert "accl::allreduce" in premul_message and "captur" in premul_message
         assert after == [3.0, 3.0]
 
 
