@@ -1,8 +1,7 @@
 """Every torch.accelerator function works with accinte as the accelerator.
 
-torch.accelerator.Graph is the exception for now: accinte registers no graph
-implementation yet, so torch refuses it ("Graph is not supported on device
-type: accinte"). Graph capture is on the backlog.
+torch.accelerator.Graph, the one class of the module, has tests of its own
+(tests/test_graphs.py, with torch.accinte.graph).
 """
 
 import torch

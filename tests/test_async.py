@@ -3,6 +3,8 @@
 import pytest
 import torch
 
+from held_stream import hold_stream
+
 
 def busy(ms=300):
     torch.accinte._sleep(ms)
@@ -11,10 +13,10 @@ def busy(ms=300):
 
 def test_operators_return_before_they_run():
     a = torch.randn(256, 256, device="accinte")
-    stream = busy()
-    b = a @ a          # queued behind the sleep
-    c = (b + 1).relu_()
-    assert not stream.query()  # nothing has run yet, but the calls returned
+    with hold_stream() as hold:
+        b = a @ a          # queued behind the held kernel
+        c = (b + 1).relu_()
+        assert hold.held()  # nothing has run yet, but the calls returned
     torch.testing.assert_close(c.cpu(), ((a.cpu() @ a.cpu()) + 1).relu_())
 
 
@@ -51,11 +53,10 @@ def test_work_follows_the_current_stream():
     s = torch.accinte.Stream()
     x = torch.ones(100, device="accinte")
     torch.accinte.synchronize()
-    with torch.accinte.stream(s):
-        torch.accinte._sleep(300)
+    with torch.accinte.stream(s), hold_stream() as hold:
         y = x * 2
-    assert not s.query()
-    assert torch.accinte.default_stream().query()
+        assert hold.held() and not s.query()
+        assert torch.accinte.default_stream().query()
     s.synchronize()
     assert y.sum().item() == 200
 
@@ -89,6 +90,34 @@ def test_out_argument_of_wrong_size_is_resized():
     torch.add(a.to("accinte"), b.to("accinte"), out=out)
     assert out.shape == (4, 5)
     torch.testing.assert_close(out.cpu(), a + b)
+
+
+def test_a_held_stream_tells_a_call_that_waited():
+    # hold_stream() (held_stream.py), which the asynchrony tests rely on, can
+    # fail: a wait for the held stream gets through at the timeout, and says so.
+    with hold_stream(timeout=1) as hold:
+        x = torch.ones(4, device="accinte") * 2
+        assert hold.held() and not hold.stream.query()
+        assert x.sum().item() == 8  # waits for the stream
+        assert not hold.held()
+
+
+def test_growing_an_empty_tensor_is_queued():
+    # A CPU kernel that resizes an empty output (torch.arange's does), and
+    # Tensor.resize_ from empty, grow the storage: the grown part is
+    # zero-filled on the stream, not by a synchronous memset that would wait
+    # for the device (Note [accinte storage growth]).
+    torch.arange(11, device="accinte")  # the first call of the signature
+    with hold_stream() as hold:
+        r = torch.arange(11, device="accinte")
+        junk = torch.full((1 << 12,), 7.0, device="accinte")
+        del junk  # its block goes back to the cache, 7s and all (in stream order)
+        g = torch.empty(0, device="accinte")
+        g.resize_(1 << 12)
+        g[:3] = 1.0
+        assert hold.held()
+    assert torch.equal(r.cpu(), torch.arange(11))
+    assert g.sum().item() == 3  # the rest is the fill's zeros, never junk's 7s
 
 
 def test_views_returned_by_kernels_share_memory():

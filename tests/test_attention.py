@@ -8,6 +8,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from held_stream import hold_stream
+
 OVERRIDEABLE = 4  # at::SDPBackend::overrideable
 FLASH = 1
 MATH = 0
@@ -70,9 +72,9 @@ def test_matches_cpu_forward_and_backward(case, dtype):
 def test_the_fused_path_is_one_asynchronous_kernel():
     q, k, v = (t.to("accinte") for t in qkv())
     torch.accinte.synchronize()
-    torch.accinte._sleep(200)  # the stream is busy: nothing queued after can have run
-    out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-    assert not torch.accinte.current_stream().query()
+    with hold_stream() as hold:  # the stream is busy: nothing queued after can have run
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        assert hold.held()
     assert out.shape == (2, 4, 9, 16)
     torch.accinte.synchronize()
 

@@ -49,3 +49,38 @@ def test_entry_point_is_registered():
 
     names = {ep.name: ep.value for ep in entry_points(group="torch.backends")}
     assert names.get("torch_accinte") == "torch_accinte:_autoload"
+
+
+# Sanitizer builds and some MPI stacks make Python load extensions with
+# RTLD_GLOBAL; libtorch_python then exports its own `initModule` into the
+# global scope, which the _C stub must not pick up in place of its own.
+RTLD_GLOBAL_PREAMBLE = """
+import os, sys
+sys.setdlopenflags(os.RTLD_GLOBAL | os.RTLD_NOW)
+"""
+
+
+def test_import_torch_under_rtld_global_autoloads(run_python):
+    out = run_python(
+        RTLD_GLOBAL_PREAMBLE
+        + """
+import torch
+print(torch.ones(3, device="accinte").sum().item())
+"""
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "3.0"
+
+
+def test_import_torch_accinte_under_rtld_global(run_python):
+    out = run_python(
+        RTLD_GLOBAL_PREAMBLE
+        + """
+import torch
+import torch_accinte
+print(hasattr(torch, "accinte"), torch.ones(2, device="accinte").sum().item())
+""",
+        env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"},
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "2.0"]

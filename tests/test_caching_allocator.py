@@ -11,6 +11,8 @@ import random
 import pytest
 import torch
 
+from held_stream import hold_stream
+
 KiB = 1024
 MiB = 1024 * KiB
 
@@ -176,26 +178,26 @@ def test_blocks_belong_to_their_allocation_stream():
 def test_same_stream_reuse_is_immediate_even_while_the_stream_is_busy():
     x = empty(64 * KiB)
     ptr = x.data_ptr()
-    torch.accinte._sleep(300)
-    del x
-    y = empty(64 * KiB)  # stream order makes this safe: no wait
-    assert y.data_ptr() == ptr
-    assert not torch.accinte.current_stream().query()
+    with hold_stream() as hold:
+        del x
+        y = empty(64 * KiB)  # stream order makes this safe: no wait
+        assert y.data_ptr() == ptr
+        assert hold.held()
 
 
 def test_record_stream_delays_reuse_until_that_stream_is_done():
     side = torch.accinte.Stream()
     x = empty(64 * KiB)
     ptr = x.data_ptr()
-    with torch.accinte.stream(side):
-        torch.accinte._sleep(300)
-    x.record_stream(side)
-    del x
-    s = stats()
-    # Freed by the user but still active: it waits for an event on `side`.
-    assert s["active.all.current"] - s["allocation.all.current"] == 1
-    y = empty(64 * KiB)
-    assert y.data_ptr() != ptr
+    with torch.accinte.stream(side), hold_stream():
+        x.record_stream(side)
+        del x
+        s = stats()
+        # Freed by the user but still active: it waits for an event on `side`.
+        assert s["active.all.current"] - s["allocation.all.current"] == 1
+        with torch.accinte.stream(torch.accinte.default_stream()):
+            y = empty(64 * KiB)
+        assert y.data_ptr() != ptr
     side.synchronize()
     z = empty(64 * KiB)
     assert z.data_ptr() == ptr
@@ -209,14 +211,16 @@ def _read_on_busy_stream_then_free(record: bool) -> torch.Tensor:
     src = torch.full((MiB,), 3.0, device="accinte")
     out = torch.zeros(MiB, device="accinte")
     side.wait_stream(torch.accinte.current_stream())
-    with torch.accinte.stream(side):
-        torch.accinte._sleep(300)
-        out.copy_(src)  # runs after the sleep
-    if record:
-        src.record_stream(side)
-    del src
-    junk = torch.empty(MiB, device="accinte")
-    junk.fill_(-1.0)
+    default = torch.accinte.current_stream()
+    with torch.accinte.stream(side), hold_stream():
+        out.copy_(src)  # runs once the hold ends
+        with torch.accinte.stream(default):
+            if record:
+                src.record_stream(side)
+            del src
+            junk = torch.empty(MiB, device="accinte")
+            junk.fill_(-1.0)
+            default.synchronize()  # the fill has landed; the copy has not run
     side.synchronize()
     return out.cpu()
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import os
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ import torch
 from torch import nn
 
 from compile_models import gpt_block, gpt_inputs
+from held_stream import hold_stream
 from model_helpers import assert_close, assert_same_grads, assert_same_parameters, twin
 
 DEV = "accinte"
@@ -193,15 +193,12 @@ def test_a_compiled_call_returns_while_the_stream_is_busy(compiled_pointwise):
     x = torch.randn(64)
     x_dev = x.to(DEV)
     torch.accinte.synchronize()
-    torch.accinte._sleep(300)
-    start = time.perf_counter()
-    y = compiled_pointwise(x_dev)
-    queued = time.perf_counter() - start
-    assert not torch.accinte.current_stream().query()
-    result = y.cpu()  # waits for the sleep, then the kernel
-    assert queued < 0.15, f"the compiled call took {queued:.3f} s"
-    assert time.perf_counter() - start >= 0.25
-    assert torch.equal(result, pointwise(x))
+    with hold_stream() as hold:
+        x_dev.mul_(2)  # in stream order, before the compiled kernel reads x_dev
+        y = compiled_pointwise(x_dev)
+        assert hold.held(), "the compiled call waited for the stream"
+    result = y.cpu()  # waits for the held kernel, then the compiled one
+    assert torch.equal(result, pointwise(x * 2))
 
 
 def test_compiled_kernels_run_on_the_stream_of_the_caller(compiled_pointwise):
@@ -209,13 +206,11 @@ def test_compiled_kernels_run_on_the_stream_of_the_caller(compiled_pointwise):
     x_dev = x.to(DEV)
     torch.accinte.synchronize()
     side = torch.accinte.Stream()
-    torch.accinte._sleep(400)  # the default stream stays busy
-    start = time.perf_counter()
-    with torch.accinte.stream(side):
-        y = compiled_pointwise(x_dev)
-    side.synchronize()
-    assert time.perf_counter() - start < 0.25, "the kernel waited for the default stream"
-    assert not torch.accinte.default_stream().query()
+    with hold_stream() as hold:  # the default stream stays busy
+        with torch.accinte.stream(side):
+            y = compiled_pointwise(x_dev)
+        side.synchronize()
+        assert hold.held(), "the kernel waited for the default stream"
     with torch.accinte.stream(side):
         assert torch.equal(y.cpu(), pointwise(x))
     torch.accinte.synchronize()

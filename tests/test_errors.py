@@ -40,6 +40,31 @@ def test_fork_after_init_raises_clearly_in_child(run_python):
     assert "parent 3.0" in lines
 
 
+def test_fork_from_c_after_init_raises_clearly_in_child(run_python):
+    # A library may call fork() itself: Python's os.register_at_fork hooks do
+    # not run then, PyTorch's pthread_atfork handler does.
+    out = run_python(
+        """
+        import ctypes, os, torch
+        x = torch.ones(3, device="accinte")
+        pid = ctypes.PyDLL(None).fork()
+        if pid == 0:
+            try:
+                torch.ones(2, device="accinte")
+                print("NO ERROR", flush=True)
+            except RuntimeError as e:
+                print("error:", e, flush=True)
+            os._exit(0)
+        os.waitpid(pid, 0)
+        print("parent", x.sum().item())
+        """
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert any("Cannot re-initialize accinte in forked subprocess" in line for line in lines), lines
+    assert "parent 3.0" in lines
+
+
 def test_fork_before_init_is_fine(run_python):
     out = run_python(
         """

@@ -1,5 +1,7 @@
 """The examples run as a user would run them."""
 
+import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -54,8 +56,57 @@ def test_example_runs_and_checks_itself(script, conclusion):
     assert conclusion in out.stdout, out.stdout
 
 
+# The distributed example runs as users launch it: under torchrun, on one
+# machine (--standalone) and as two "nodes" rendezvousing on 127.0.0.1.
+DDP_EXAMPLE = str(EXAMPLES / "distributed_ddp.py")
+DDP_CONCLUSION = "DDP on 2 accinte processes matched single-process CPU training"
+TORCHRUN_TIMEOUT = 240
+
+
+def torchrun(*args):
+    # Loopback only: Gloo (under accl) would otherwise use the host name's address.
+    env = {**os.environ, "GLOO_SOCKET_IFNAME": "lo"}
+    return subprocess.Popen([sys.executable, "-m", "torch.distributed.run", *args, DDP_EXAMPLE],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def finish(procs):
+    """Waits for every launch (bounded); kills the rest if one overruns."""
+    try:
+        return [p.communicate(timeout=TORCHRUN_TIMEOUT) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+
+
+def test_ddp_example_under_torchrun_standalone():
+    launch = torchrun("--standalone", "--nproc-per-node=2")
+    [(out, err)] = finish([launch])
+    assert launch.returncode == 0, out + err[-5000:]
+    assert DDP_CONCLUSION in out, out
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_ddp_example_on_two_nodes_of_one_machine():
+    rendezvous = ["--nnodes=2", "--nproc-per-node=1", "--master-addr=127.0.0.1",
+                  f"--master-port={free_port()}"]
+    nodes = [torchrun(*rendezvous, f"--node-rank={rank}") for rank in (0, 1)]
+    outputs = finish(nodes)
+    report = "\n".join(f"--- node {r} (exit {p.returncode})\n{o}\n{e[-4000:]}"
+                       for r, (p, (o, e)) in enumerate(zip(nodes, outputs)))
+    assert all(p.returncode == 0 for p in nodes), report
+    assert DDP_CONCLUSION in outputs[0][0], report
+
+
 def test_every_example_is_tested_and_listed():
-    tested = {"train_mlp.py", "usage.py"} | {script for script, _ in SELF_CHECKING}
+    tested = {"train_mlp.py", "usage.py", "distributed_ddp.py"} | {script for script, _ in SELF_CHECKING}
     assert {p.name for p in EXAMPLES.glob("*.py")} == tested
     listed = (EXAMPLES / "README.md").read_text()
     assert all(f"`{name}`" in listed for name in tested)

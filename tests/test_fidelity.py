@@ -16,6 +16,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from held_stream import hold_stream
+
 DEVICE = "accinte"
 
 
@@ -201,7 +203,7 @@ def test_deterministic_algorithm_alerts_at_the_call():
 
 def test_the_first_call_of_a_signature_is_queued():
     a = torch.randn(37, 41, device=DEVICE)  # shapes no other test uses
-    torch.accinte._sleep(300)
-    b = torch.tanh(a) * 3 + a
-    assert not torch.accinte.current_stream().query()
+    with hold_stream() as hold:
+        b = torch.tanh(a) * 3 + a
+        assert hold.held()
     torch.testing.assert_close(b.cpu(), torch.tanh(a.cpu()) * 3 + a.cpu(), rtol=0, atol=0)

@@ -422,3 +422,20 @@ def test_a_fork_not_joined_back_fails_capture_end():
     s2.synchronize()
     assert torch.equal(x.cpu(), torch.full((4,), 2.0))
     assert_device_works()
+
+
+def test_only_the_graph_code_includes_the_graph_class():
+    # Kernels, allocators, error conversion, the generator and the engine ask
+    # about captures through AccInteGraphsUtils.h (c10/cuda's
+    # CUDAGraphsC10Utils.h), which depends on streams and the runtime only.
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    includers = sorted(
+        str(path.relative_to(root))
+        for folder in ("csrc", "torch_accinte/csrc")
+        for path in (root / folder).rglob("*")
+        if path.suffix in (".h", ".cpp", ".c")
+        and "#include <csrc/runtime/AccInteGraph.h>" in path.read_text()
+    )
+    assert includers == ["csrc/runtime/AccInteGraph.cpp"]

@@ -2,10 +2,10 @@
 is_pinned, asynchronous non_blocking copies, the pinned cache's reuse rules
 and statistics, empty_host_cache, and DataLoader(pin_memory=True)."""
 
-import time
-
 import torch
 from torch.utils.data import DataLoader, TensorDataset
+
+from held_stream import hold_stream
 
 N = 1 << 20  # floats per tensor: 4 MiB
 
@@ -26,12 +26,10 @@ def test_non_blocking_device_to_pinned_copy_is_asynchronous():
     dst = torch.zeros(N).pin_memory()
     stream = torch.accinte.current_stream()
     stream.synchronize()
-    torch.accinte._sleep(500)
-    start = time.perf_counter()
-    dst.copy_(src, non_blocking=True)
-    assert time.perf_counter() - start < 0.25  # returned without waiting
-    assert not stream.query()
-    assert dst[-1].item() == 0  # the bytes have not landed yet
+    with hold_stream() as hold:
+        dst.copy_(src, non_blocking=True)
+        assert hold.held()  # returned without waiting
+        assert dst[-1].item() == 0  # the bytes have not landed yet
     stream.synchronize()
     assert torch.equal(dst, torch.arange(N, dtype=torch.float32))
 
@@ -39,20 +37,19 @@ def test_non_blocking_device_to_pinned_copy_is_asynchronous():
 def test_non_blocking_to_cpu_gives_pinned_memory_filled_later():
     src = torch.arange(N, dtype=torch.float32, device="accinte")
     stream = torch.accinte.current_stream()
-    torch.accinte._sleep(300)
-    out = src.to("cpu", non_blocking=True)
-    assert out.is_pinned()  # torch pins the destination for a PrivateUse1 source
-    assert not stream.query()
+    with hold_stream() as hold:
+        out = src.to("cpu", non_blocking=True)
+        assert out.is_pinned()  # torch pins the destination for a PrivateUse1 source
+        assert hold.held()
     stream.synchronize()
     assert torch.equal(out, torch.arange(N, dtype=torch.float32))
 
 
 def test_non_blocking_pinned_to_device_copy_is_asynchronous():
     src = torch.arange(N, dtype=torch.float32).pin_memory()
-    stream = torch.accinte.current_stream()
-    torch.accinte._sleep(300)
-    dst = src.to("accinte", non_blocking=True)
-    assert not stream.query()
+    with hold_stream() as hold:
+        dst = src.to("accinte", non_blocking=True)
+        assert hold.held()
     assert torch.equal(dst.cpu(), src)  # .cpu() queues behind the copy
 
 
@@ -68,11 +65,11 @@ def test_blocking_copy_from_pinned_memory_waits():
 def test_pinned_block_is_not_reused_while_a_stream_copies_from_it():
     src = torch.ones(N).pin_memory()
     ptr = src.data_ptr()
-    torch.accinte._sleep(300)
-    dst = src.to("accinte", non_blocking=True)
-    del src
-    other = torch.empty(N, pin_memory=True)
-    assert other.data_ptr() != ptr  # the stream has not read it yet
+    with hold_stream():
+        dst = src.to("accinte", non_blocking=True)
+        del src
+        other = torch.empty(N, pin_memory=True)
+        assert other.data_ptr() != ptr  # the stream has not read it yet
     torch.accinte.synchronize()
     again = torch.empty(N, pin_memory=True)
     assert again.data_ptr() == ptr  # reusable once the stream is done

@@ -5,6 +5,8 @@ import pytest
 import torch
 import torch.utils.checkpoint
 
+from held_stream import hold_stream
+
 
 def test_manual_seed_reproduces():
     torch.accinte.manual_seed(123)
@@ -86,12 +88,12 @@ def test_numbers_are_fixed_at_launch_not_when_the_kernel_runs():
     expected_1 = torch.rand(4, device="accinte").cpu()
     torch.accinte.manual_seed(2)
     expected_2 = torch.rand(4, device="accinte").cpu()
-    torch.accinte._sleep(200)  # the next kernels wait behind this
-    torch.accinte.manual_seed(1)
-    a = torch.rand(4, device="accinte")
-    torch.accinte.manual_seed(2)  # re-seeds while `a` has not been drawn yet
-    b = torch.rand(4, device="accinte")
-    assert not torch.accinte.current_stream().query()
+    with hold_stream() as hold:  # the next kernels wait behind the held one
+        torch.accinte.manual_seed(1)
+        a = torch.rand(4, device="accinte")
+        torch.accinte.manual_seed(2)  # re-seeds while `a` has not been drawn yet
+        b = torch.rand(4, device="accinte")
+        assert hold.held()
     assert torch.equal(a.cpu(), expected_1) and torch.equal(b.cpu(), expected_2)
 
 
@@ -232,3 +234,53 @@ def test_checkpoint_without_preserved_rng_draws_another_mask():
     expected = _gradients(checkpointed=False)
     got = _gradients(checkpointed=True, preserve_rng_state=False)
     assert not all(torch.equal(e, g) for e, g in zip(expected, got))
+
+
+def test_seeding_is_lazy_and_a_child_forked_after_it_uses_the_device(run_python):
+    # torch.cuda's behaviour: seeds wait for the device's first use, so a
+    # process that only seeded can still fork children that use accinte, and
+    # each child draws the numbers that seed gives.
+    out = run_python(
+        """
+        import os, torch
+        torch.manual_seed(0)
+        print("initialised after seeding:", torch.accinte.is_initialized())
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.write(write_end, repr(torch.rand(4, device="accinte").cpu().tolist()).encode())
+            os._exit(0)
+        os.close(write_end)
+        with os.fdopen(read_end) as child:
+            child_drawn = eval(child.read())
+        assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+        parent_drawn = torch.rand(4, device="accinte").cpu().tolist()
+        torch.manual_seed(0)  # now eager: the device is initialised
+        reseeded = torch.rand(4, device="accinte").cpu().tolist()
+        print("child draws the parent's numbers:", child_drawn == parent_drawn)
+        print("child draws seed 0's numbers:", child_drawn == reseeded)
+        """
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "initialised after seeding: False",
+        "child draws the parent's numbers: True",
+        "child draws seed 0's numbers: True",
+    ]
+
+
+def test_rng_state_calls_wait_for_initialisation(run_python):
+    out = run_python(
+        """
+        import torch
+        state = torch.tensor([5] + [0] * 15, dtype=torch.uint8)  # seed 5, offset 0
+        torch.accinte.set_rng_state(state, 1)
+        torch.accinte.seed()
+        print("initialised:", torch.accinte.is_initialized())
+        print("state applied:", torch.accinte.get_rng_state(1).tolist() == state.tolist())
+        torch.accinte.set_rng_state(torch.zeros(3, dtype=torch.uint8))
+        """
+    )
+    assert out.stdout.splitlines() == ["initialised: False", "state applied: True"], out.stderr
+    # A call made before initialisation fails when it runs, naming where it was made.
+    assert "RuntimeError" in out.stderr and "16" in out.stderr, out.stderr

@@ -9,6 +9,8 @@ import pytest
 import torch
 from torch.library import opcheck
 
+from held_stream import hold_stream
+
 DEVICE = "accinte"
 
 
@@ -108,11 +110,15 @@ def test_abs_stub_on_strided_tensors():
 
 def test_abs_stub_runs_on_the_stream():
     x = torch.full((1000,), -2.0, device=DEVICE)
-    torch.accinte._sleep(200)
-    stream = torch.accinte.current_stream()
-    y = x.abs()
-    assert not stream.query()  # queued behind the sleep, not run by the caller
-    assert y.sum().item() == 2000
+    x.mul_(1.5).abs()  # the first call of each signature
+    x.fill_(-2.0)
+    with hold_stream() as hold:
+        x.mul_(1.5)  # -3, once the stream gets there
+        y = x.abs()
+        assert hold.held() and not hold.stream.query()  # queued, nothing ran yet
+    # In stream order, after the multiplication: the caller computing abs at
+    # the call would have read -2.
+    assert y.sum().item() == 3000
 
 
 def test_abs_stub_keeps_autograd():

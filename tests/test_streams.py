@@ -4,6 +4,8 @@ import threading
 
 import torch
 
+from held_stream import hold_stream
+
 
 def test_default_and_current_stream():
     s = torch.accinte.current_stream()
@@ -76,10 +78,9 @@ def test_copies_are_ordered_on_the_stream():
     # reading the result from the host waits for it.
     src = torch.arange(1000.0, device="accinte")
     dst = torch.empty(1000, device="accinte")
-    s = torch.accinte.current_stream()
-    torch.accinte._sleep(200)
-    dst.copy_(src)
-    assert not s.query()
+    with hold_stream() as hold:
+        dst.copy_(src)
+        assert hold.held() and not hold.stream.query()
     assert torch.equal(dst.cpu(), torch.arange(1000.0))
 
 

@@ -61,6 +61,11 @@ def _register_backend() -> None:
     from torch_accinte import integrations
 
     integrations.install_import_hooks()
+    # torch.distributed: the "accl" backend for accinte tensors.
+    if torch.distributed.is_available():
+        from torch_accinte import distributed
+
+        distributed.register()
     _registered = True
 
 

@@ -3,7 +3,7 @@
 #include <ATen/EmptyTensor.h>
 #include <ATen/ops/from_blob.h>
 
-#include <csrc/runtime/AccInteGraph.h>
+#include <csrc/runtime/AccInteGraphsUtils.h>
 
 namespace at::native::accinte {
 

@@ -47,7 +47,7 @@
 #include <csrc/emulation/FirstRun.h>
 #include <csrc/emulation/LaunchCache.h>
 #include <csrc/emulation/OpPlan.h>
-#include <csrc/runtime/AccInteGraph.h>
+#include <csrc/runtime/AccInteGraphsUtils.h>
 #include <csrc/runtime/AccInteGuard.h>
 #include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>

@@ -5,7 +5,7 @@
 #include <csrc/emulation/FallbackCommon.h>
 #include <csrc/emulation/LayoutAlias.h>
 #include <csrc/emulation/OpPlan.h>
-#include <csrc/runtime/AccInteGraph.h>
+#include <csrc/runtime/AccInteGraphsUtils.h>
 #include <csrc/runtime/AccInteGuard.h>
 #include <csrc/runtime/AccInteStream.h>
 

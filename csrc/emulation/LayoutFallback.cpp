@@ -37,7 +37,7 @@
 #include <csrc/emulation/CpuArguments.h>
 #include <csrc/emulation/FallbackCommon.h>
 #include <csrc/emulation/LayoutAlias.h>
-#include <csrc/runtime/AccInteGraph.h>
+#include <csrc/runtime/AccInteGraphsUtils.h>
 #include <csrc/runtime/AccInteGuard.h>
 #include <csrc/runtime/AccInteStream.h>
 

@@ -59,7 +59,7 @@ namespace c10::accinte {
 // capture is underway, neither the retry nor event queries happen: see
 // Note [accinte allocator during capture] in AccInteCachingAllocator.cpp.
 //
-// Private pools (see Note [accinte graph memory] in AccIntePrivatePools.cpp)
+// Private pools (see Note [accinte graph memory] in AccInteCachingAllocatorPrivatePools.cpp)
 // have block pools of their own; blocks never move between pools.
 //
 // Statistics have the meaning of torch.cuda.memory_stats, per pool:
@@ -158,7 +158,7 @@ class DeviceCachingAllocator {
   /// While a graph capture is underway, warns (once) and does nothing.
   void empty_cache();
 
-  // Private pools (AccIntePrivatePools.cpp), CUDACachingAllocator's
+  // Private pools (AccInteCachingAllocatorPrivatePools.cpp), CUDACachingAllocator's
   // beginAllocateToPool / endAllocateToPool / releasePool.
   /// Until end_allocate_to_pool(id), allocations on a stream for which
   /// `filter` holds come from private pool `id`, created with a use count of

@@ -1,6 +1,6 @@
 #include <csrc/runtime/AccInteException.h>
 
-#include <csrc/runtime/AccInteGraph.h>
+#include <csrc/runtime/AccInteGraphsUtils.h>
 #include <csrc/runtime/AccInteKernel.h>
 
 namespace c10::accinte {

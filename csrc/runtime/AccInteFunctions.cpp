@@ -13,9 +13,7 @@
 namespace c10::accinte {
 namespace {
 
-// The runtime caps the device count at 64 (see accinte.h).
-constexpr int kMaxDevices = 64;
-std::array<std::atomic<bool>, kMaxDevices> g_device_used{};
+std::array<std::atomic<bool>, ACCINTE_MAX_DEVICE_COUNT> g_device_used{};
 
 // Note [accinte fork safety]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -127,7 +125,7 @@ acDeviceProp get_device_properties(DeviceIndex device) {
 }
 
 void mark_device_used(DeviceIndex device) {
-  if (device >= 0 && device < kMaxDevices) {
+  if (device >= 0 && device < ACCINTE_MAX_DEVICE_COUNT) {
     g_device_used[device].store(true, std::memory_order_relaxed);
   }
 }

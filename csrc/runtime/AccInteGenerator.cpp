@@ -4,7 +4,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <csrc/runtime/AccInteFunctions.h>
-#include <csrc/runtime/AccInteGraph.h>
+#include <csrc/runtime/AccInteGraphsUtils.h>
 
 #include <cstring>
 #include <memory>

@@ -7,6 +7,8 @@
 #include <csrc/runtime/AccInteGuard.h>
 #include <csrc/runtime/AccInteHostWait.h>
 #include <csrc/runtime/AccInteHostAllocator.h>
+#include <csrc/runtime/AccInteKernel.h>
+#include <csrc/runtime/AccInteStream.h>
 
 #include <algorithm>
 
@@ -80,7 +82,13 @@ at::Allocator* AccInteHooks::getPinnedMemoryAllocator() const {
 // end) takes a new block from the caching allocator, whose bytes may be what
 // another tensor left there. The CPU's allocator hands out fresh pages in
 // that case more often than not; accinte zero-fills the grown part always,
-// so no tensor ever reads memory it was never given. Storages restored by
+// so no tensor ever reads memory it was never given. The fill is queued on
+// the current stream (acMemsetAsync), the stream the caching allocator gave
+// the new block to, so it precedes every kernel that stream runs on the
+// storage afterwards and the host does not wait: growing an empty out=
+// tensor (torch.arange(n, device=...), any CPU kernel that resizes its
+// output) stays asynchronous. A synchronous acMemset would wait for the
+// whole device at every such call. Storages restored by
 // torch.load are not resizable, as the CPU's are not, so a checkpoint whose
 // tensor reaches past its storage record is refused, not grown
 // (torch_accinte/accinte/serialization.py).
@@ -99,7 +107,17 @@ void AccInteHooks::resizePrivateUse1Bytes(const c10::Storage& storage, size_t ne
     // The grown part comes from the caching allocator and may hold another
     // tensor's freed data: never hand that out (see Note [accinte storage
     // growth]).
-    ACCINTE_CHECK(acMemset(static_cast<char*>(data.get()) + kept, 0, newsize - kept));
+    const AccInteStream stream = getCurrentAccInteStream(storage.device().index());
+    acError_t queued = acSuccess;
+    {
+      // A full queue waits: Note [accinte launch queue depth] and Note
+      // [accinte host waits and the GIL].
+      HostWaitGuard no_gil;
+      queued = acMemsetAsync(static_cast<char*>(data.get()) + kept, 0, newsize - kept,
+                             stream.stream());
+    }
+    ACCINTE_CHECK(queued);
+    maybe_block_after_launch(stream);
   }
   storage.unsafeGetStorageImpl()->set_data_ptr_noswap(std::move(data));
   storage.unsafeGetStorageImpl()->set_nbytes(newsize);

@@ -3,7 +3,7 @@
 #include <csrc/runtime/AccInteHostWait.h>
 
 #include <csrc/runtime/AccInteException.h>
-#include <csrc/runtime/AccInteGraph.h>
+#include <csrc/runtime/AccInteGraphsUtils.h>
 
 #include <cstdlib>
 #include <memory>

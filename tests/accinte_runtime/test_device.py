@@ -2,8 +2,10 @@
 
 import ctypes
 import os
+import re
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -26,10 +28,18 @@ def test_default_device_count_is_two(ac):
     assert device_count(ac) == 2
 
 
+# The limit is stated once, in the runtime's header; the runtime and the
+# backend's per-device tables read it there.
+MAX_DEVICE_COUNT = int(re.search(
+    r"#define ACCINTE_MAX_DEVICE_COUNT (\d+)",
+    (Path(__file__).parents[2] / "third_party/accinte/include/accinte/accinte.h").read_text(),
+).group(1))
+
+
 @pytest.mark.parametrize("value, expected", [
-    ("1", 1), ("5", 5), ("64", 64),
+    ("1", 1), ("5", 5), (str(MAX_DEVICE_COUNT), MAX_DEVICE_COUNT),
     # Invalid values fall back to the default instead of failing.
-    ("0", 2), ("-3", 2), ("65", 2), ("abc", 2), ("3x", 2), ("", 2),
+    ("0", 2), ("-3", 2), (str(MAX_DEVICE_COUNT + 1), 2), ("abc", 2), ("3x", 2), ("", 2),
 ])
 def test_device_count_from_environment(value, expected):
     out = run_ok("""

@@ -120,17 +120,44 @@ print("backend", trainer.strategy._get_process_group_backend())
 def test_ddp_on_two_devices(tmp_path):
     """devices=2: Lightning's own DDP strategy, one process per accinte device
     (Lightning re-runs the script for rank 1), gradients all-reduced by the
-    accinte collective backend: both ranks end with the same weights."""
+    accinte collective backend: both ranks end with the same weights, those of
+    the same training in one process on the CPU."""
+    import os
     import subprocess
     import sys
 
     script = tmp_path / "ddp.py"
     script.write_text(DDP_SCRIPT)
+    # Loopback only (Gloo under accl would otherwise use the host name's address).
     out = subprocess.run([sys.executable, str(script), str(tmp_path / "weights")],
-                         capture_output=True, text=True, timeout=240, cwd=tmp_path)
+                         capture_output=True, text=True, timeout=240, cwd=tmp_path,
+                         env={**os.environ, "GLOO_SOCKET_IFNAME": "lo"})
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert "backend accl" in out.stdout, out.stdout[-2000:]
     rank0 = torch.load(tmp_path / "weights.rank0")
     rank1 = torch.load(tmp_path / "weights.rank1")
     for name in rank0:
         torch.testing.assert_close(rank0[name], rank1[name], rtol=0, atol=0)
+    # The same training in one process on the CPU. Lightning gives each rank a
+    # DistributedSampler that shuffles training data (seed 0, set_epoch each
+    # epoch): the ranks' k-th batches of 8 together are one batch of 16 here.
+    torch.manual_seed(0)
+    net = nn.Linear(8, 2)
+    g = torch.Generator().manual_seed(0)
+    data = torch.utils.data.TensorDataset(torch.randn(64, 8, generator=g),
+                                          torch.randint(0, 2, (64,), generator=g))
+    x, y = data.tensors
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.5)
+    for epoch in range(2):
+        shares = []
+        for rank in range(2):
+            sampler = torch.utils.data.DistributedSampler(data, num_replicas=2, rank=rank, seed=0)
+            sampler.set_epoch(epoch)
+            shares.append(list(sampler))
+        for i in range(0, 32, 8):
+            batch = shares[0][i:i + 8] + shares[1][i:i + 8]
+            optimizer.zero_grad()
+            nn.functional.cross_entropy(net(x[batch]), y[batch]).backward()
+            optimizer.step()
+    for name, p in net.named_parameters():
+        torch.testing.assert_close(rank0[f"net.{name}"], p.detach(), rtol=0, atol=1e-6)

@@ -10,11 +10,13 @@ expose come from ``torch_accinte._C``. Each docstring names the runtime call
 
 from __future__ import annotations
 
-import os
 import threading
+import traceback
+from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch._utils import _LazySeedTracker
 from torch_accinte import _C
 
 from ._utils import _device_t, _get_device_index
@@ -94,49 +96,87 @@ __all__ = [
 
 # LITERALINCLUDE START: DEVICE LAZY INIT
 _initialized = False
-_in_bad_fork = False
 _init_lock = threading.Lock()
+_tls = threading.local()
+# Calls made before initialisation, run by _lazy_init in order, each with the
+# stack it was made from (for the error if it fails then).
+_queued_calls: list[tuple[Callable[[], None], list[str]]] = []
+# Seeding is memory-less: only the latest manual_seed / manual_seed_all count.
+_lazy_seed_tracker = _LazySeedTracker()
+
+
+class DeferredAccInteCallError(Exception):
+    """A call queued before initialisation (see ``_lazy_call``) failed when it ran."""
 
 
 def _is_in_bad_fork() -> bool:
-    """True in a child forked from a process that had initialised accinte."""
-    return _in_bad_fork
+    """True in a child forked from a process that had initialised accinte.
+
+    PyTorch's bad-fork state of the device type, set by the fork handler that
+    ``_C._init`` registers (torch::utils::register_fork_handler_for_device_init)."""
+    return _C._is_in_bad_fork()
 
 
 def is_initialized() -> bool:
     """Whether the backend has been initialised in this process."""
-    return _initialized and not _in_bad_fork
+    return _initialized and not _is_in_bad_fork()
+
+
+def _lazy_call(callable: Callable[[], None], **kwargs: bool) -> None:
+    """Runs ``callable`` now if accinte is initialised, else at initialisation.
+
+    Seeding and RNG-state calls go through here, as in torch.cuda, so that
+    ``torch.manual_seed`` does not initialise the device: a process forked after
+    it can still use accinte. ``seed=True`` / ``seed_all=True`` keep only the
+    latest manual_seed / manual_seed_all.
+    """
+    with _init_lock:
+        if is_initialized():
+            callable()
+        elif kwargs.get("seed_all", False):
+            _lazy_seed_tracker.queue_seed_all(callable, traceback.format_stack())
+        elif kwargs.get("seed", False):
+            _lazy_seed_tracker.queue_seed(callable, traceback.format_stack())
+        else:
+            _queued_calls.append((callable, traceback.format_stack()))
 
 
 def _lazy_init() -> None:
-    """Initialises the backend on first use (PrivateUse1 hooks' ``init``).
+    """Initialises the backend on first use (PrivateUse1 hooks' ``init``), then
+    runs the calls queued by ``_lazy_call``.
 
     Raises RuntimeError in a forked child of a process that had initialised
     accinte: the runtime's streams and memory do not survive ``fork``.
     """
     global _initialized
-    if is_initialized():
+    if is_initialized() or hasattr(_tls, "is_initializing"):
         return
     with _init_lock:
         if is_initialized():
             return
-        if _in_bad_fork:
+        if _is_in_bad_fork():
             raise RuntimeError(
                 "Cannot re-initialize accinte in forked subprocess. To use accinte with "
                 "multiprocessing, you must use the 'spawn' start method"
             )
         _C._init()
+        # Queued calls use the device and so call _lazy_init again: the flag
+        # lets this thread through while the lock keeps other threads out.
+        _tls.is_initializing = True
+        _queued_calls.extend(call for call in _lazy_seed_tracker.get_calls() if call)
+        try:
+            for queued_call, origin in _queued_calls:
+                try:
+                    queued_call()
+                except Exception as e:
+                    raise DeferredAccInteCallError(
+                        f"accinte call failed lazily at initialization with error: {e}\n\n"
+                        f"accinte call was originally invoked at:\n\n{''.join(origin)}"
+                    ) from e
+        finally:
+            delattr(_tls, "is_initializing")
+        _queued_calls.clear()
         _initialized = True
-
-
-def _after_fork_in_child() -> None:
-    global _initialized, _in_bad_fork
-    if _initialized:
-        _initialized = False
-        _in_bad_fork = True
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)
 # LITERALINCLUDE END: DEVICE LAZY INIT
 
 

@@ -16,6 +16,10 @@ def _get_device_index(device: _device_t, optional: bool = False) -> int:
     ``optional`` is true. Raises ValueError for a device of another type and
     RuntimeError naming the valid range for any other index out of range,
     -2 and below included (as an invalid ordinal is on CUDA).
+
+    Not torch.accelerator._utils._get_device_index: that helper returns any
+    integer unchecked and words a foreign device type as "doesn't match the
+    current accelerator", where torch.cuda says "Expected a cuda device".
     """
     if isinstance(device, str):
         device = torch.device(device)

@@ -119,28 +119,31 @@ def set_stream(stream: torch.Stream) -> None:
 
 class StreamContext:
     """Context manager that makes ``stream`` current on its device (and the
-    device current), restoring both on exit. ``None`` is a no-op."""
+    device current), restoring both on exit. ``None`` is a no-op.
+
+    torch.Stream's own context manager does the switching and the restoring
+    (it keeps a stack per stream, so contexts nest). One thing is added: if
+    the stream is refused on entry (an id accinte never handed out), the
+    device that was current is restored before the error propagates, as
+    ``set_stream`` does; torch.Stream's would leave the stream's device current.
+    """
 
     def __init__(self, stream: torch.Stream | None):
         self.stream = stream
-        self.prev_stream = None
-        self.prev_device = -1
 
     def __enter__(self):
         if self.stream is None:
             return
-        self.prev_device = torch._C._accelerator_exchangeDevice(self.stream.device_index)
-        self.prev_stream = torch._C._accelerator_getStream(self.stream.device_index)
+        previous = torch._C._accelerator_getDeviceIndex()
         try:
-            torch._C._accelerator_setStream(self.stream)
+            self.stream.__enter__()
         except BaseException:
-            torch._C._accelerator_maybeExchangeDevice(self.prev_device)
+            torch._C._accelerator_setDeviceIndex(previous)
             raise
 
     def __exit__(self, *args: object) -> bool:
         if self.stream is not None:
-            torch._C._accelerator_setStream(self.prev_stream)
-            torch._C._accelerator_maybeExchangeDevice(self.prev_device)
+            self.stream.__exit__(*args)
         return False
 
 

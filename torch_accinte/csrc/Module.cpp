@@ -15,8 +15,6 @@
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/utils/device_lazy_init.h>
 
-#include <pthread.h>
-
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -27,13 +25,14 @@
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGenerator.h>
-#include <csrc/runtime/AccInteGraph.h>
+#include <csrc/runtime/AccInteGraphsUtils.h>
 #include <csrc/runtime/AccInteHostWait.h>
 #include <csrc/runtime/AccInteDeviceAllocator.h>
 #include <csrc/runtime/AccInteIPC.h>
 #include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>
 
+#include "Distributed.h"
 #include "Inductor.h"
 #include "Memory.h"
 
@@ -45,17 +44,20 @@ namespace {
 using no_gil = py::call_guard<py::gil_scoped_release>;
 
 // LITERALINCLUDE START: DEVICE INIT BINDING
-// In a forked child, make torch call torch.accinte._lazy_init() again on the
-// next device use, so the child gets Python's "use the 'spawn' start method"
-// error instead of whatever the runtime says first (torch.cuda does the same).
-void forked_child() {
-  torch::utils::set_requires_device_init(at::kPrivateUse1, true);
+// PyTorch keeps each device type's bad-fork state
+// (torch/csrc/utils/device_lazy_init.h), as it does for CUDA. Registered
+// before the device is first initialised, its fork handler marks a child
+// forked from then on as in a bad fork and makes torch call
+// torch.accinte._lazy_init() again at the child's next device use, which
+// raises torch.cuda's "use the 'spawn' start method" error instead of whatever
+// the runtime says first.
+void lazy_init() {
+  torch::utils::register_fork_handler_for_device_init(at::kPrivateUse1);
+  at::globalContext().lazyInitDevice(c10::DeviceType::PrivateUse1);
 }
 
-void lazy_init() {
-  static std::once_flag fork_handler;
-  std::call_once(fork_handler, [] { pthread_atfork(nullptr, nullptr, &forked_child); });
-  at::globalContext().lazyInitDevice(c10::DeviceType::PrivateUse1);
+bool is_in_bad_fork() {
+  return torch::utils::is_device_in_bad_fork(at::kPrivateUse1);
 }
 // LITERALINCLUDE END: DEVICE INIT BINDING
 
@@ -140,7 +142,9 @@ void restore_gil_after_wait(void* thread_state) {
 }
 // LITERALINCLUDE END: STREAM GIL HOOKS
 
-void add_functions(py::module_& m) {
+// Process-wide glue set up once, when the module is built: the GIL hooks of
+// host waits and the translation of c10 errors.
+void install_python_hooks() {
   c10::accinte::set_host_wait_hooks({&release_gil_for_wait, &restore_gil_after_wait});
   // c10 errors become the Python exceptions torch's own bindings raise
   // (c10::OutOfMemoryError -> torch.OutOfMemoryError, c10::ValueError ->
@@ -154,7 +158,15 @@ void add_functions(py::module_& m) {
       torch::translate_exception_to_python(std::current_exception());
     }
   });
-  m.def("_init", &lazy_init, no_gil(), "Lazily initialises the backend (PrivateUse1 hooks' init).");
+}
+
+// For torch.accinte (accinte/__init__.py): initialisation, fork state, devices.
+void add_device_functions(py::module_& m) {
+  m.def("_init", &lazy_init, no_gil(),
+        "Lazily initialises the backend (PrivateUse1 hooks' init); from then on a forked "
+        "child is in a bad fork.");
+  m.def("_is_in_bad_fork", &is_in_bad_fork,
+        "True in a child forked after _init (torch::utils::is_device_in_bad_fork).");
   m.def("_get_device_count", &c10::accinte::device_count,
         "Number of devices (acGetDeviceCount); 0 if the runtime is unusable.");
   m.def("_get_device_properties", &device_properties, py::arg("device"),
@@ -165,6 +177,10 @@ void add_functions(py::module_& m) {
         "True when ACCINTE_STRICT=1 makes device memory unreadable to the host.");
   m.def("_sleep", &sleep_on_current_stream, py::arg("ms"),
         "Queues a kernel that sleeps `ms` milliseconds on the current stream.");
+}
+
+// For torch.accinte.streams.
+void add_stream_functions(py::module_& m) {
   m.def(
       "_event_elapsed_time",
       [](uintptr_t start, uintptr_t end) {
@@ -180,6 +196,10 @@ void add_functions(py::module_& m) {
       },
       py::arg("start"), py::arg("end"),
       "acEventElapsedTime on two events given by their torch.Event.event_id.");
+}
+
+// For torch.accinte.random.
+void add_random_functions(py::module_& m) {
   m.def(
       "_get_default_generator",
       [](c10::DeviceIndex device) {
@@ -187,6 +207,10 @@ void add_functions(py::module_& m) {
         return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(gen));
       },
       py::arg("device"), "The default torch.Generator of a device.");
+}
+
+// For torch.accinte.graphs.
+void add_graph_functions(py::module_& m) {
   m.def(
       "_is_current_stream_capturing",
       [] { return c10::accinte::is_stream_capturing(c10::accinte::getCurrentAccInteStream()); },
@@ -199,6 +223,11 @@ void add_functions(py::module_& m) {
       },
       py::arg("device"), py::arg("pool"),
       "Bytes the caching allocator holds in a graph's private memory pool.");
+}
+
+// For torch.accinte.backend_meta and torch.accinte.serialization: BackendMeta
+// and storages.
+void add_storage_functions(py::module_& m) {
   m.def(
       "_get_backend_format",
       [](py::handle t) {
@@ -235,6 +264,11 @@ void add_functions(py::module_& m) {
         return impl->serial();
       },
       py::arg("obj"), "The serial number of an AccInteStorageImpl.");
+}
+
+// For torch.accinte.reductions: storages shared across processes (Note
+// [Sharing across processes], Note [IPC reference counts]).
+void add_reduction_functions(py::module_& m) {
   m.def(
       "_share_storage",
       [](py::handle obj) {
@@ -301,7 +335,11 @@ void add_functions(py::module_& m) {
 
 } // namespace
 
-extern "C" C10_EXPORT PyObject* initModule() {
+/// Builds the torch_accinte._C module (called by PyInit__C in stub.c). Named
+/// after the package so that no other library's exported symbol (libtorch_python
+/// exports `initModule`) can shadow it when Python loads extensions with
+/// RTLD_GLOBAL.
+extern "C" C10_EXPORT PyObject* torch_accinte_init_module() {
   static PyModuleDef definition = {
       PyModuleDef_HEAD_INIT, "torch_accinte._C", "accinte backend internals", -1, nullptr,
       nullptr, nullptr, nullptr, nullptr};
@@ -311,9 +349,16 @@ extern "C" C10_EXPORT PyObject* initModule() {
   }
   try {
     auto m = py::reinterpret_borrow<py::module_>(module);
-    add_functions(m);
+    install_python_hooks();
+    add_device_functions(m);
+    add_stream_functions(m);
+    add_random_functions(m);
+    add_graph_functions(m);
+    add_storage_functions(m);
+    add_reduction_functions(m);
     torch_accinte::add_memory_functions(m);
     torch_accinte::add_inductor_functions(m);
+    torch_accinte::add_distributed_functions(m);
   } catch (py::error_already_set& e) {
     e.restore();
     Py_DECREF(module);

@@ -8,6 +8,13 @@ Lightning chooses strategies and mixed precision from lists of device names
 accelerator below keeps Lightning's choices and corrects those two in
 ``setup``, which Lightning calls before it moves the model and before the
 first autocast.
+
+With ``devices=2`` Lightning picks its ``DDPStrategy`` and the process group
+backend registered for the device type (``accl``, see torch_accinte/distributed.py),
+but ``DDPStrategy._setup_model`` builds ``DistributedDataParallel`` inside
+``torch.cuda.stream(torch.cuda.Stream())`` whenever the device has an index
+(lightning/pytorch/strategies/ddp.py:194 in 2.6), which fails on a torch built
+without CUDA; ``setup`` gives such a strategy a ``_setup_model`` without it.
 """
 
 from __future__ import annotations
@@ -53,6 +60,8 @@ def accelerator_class(package: str = "lightning.pytorch") -> type:
             plugin = strategy.precision_plugin
             if isinstance(plugin, precision.MixedPrecision) and plugin.device != "accinte":
                 plugin.device = "accinte"
+            if isinstance(strategy, strategies.DDPStrategy):
+                _wrap_without_cuda_stream(strategy)
 
         def get_device_stats(self, device: Any) -> dict[str, Any]:
             return torch.accinte.memory_stats(device)
@@ -95,6 +104,19 @@ def accelerator_class(package: str = "lightning.pytorch") -> type:
 
     _classes[package] = AccinteAccelerator
     return AccinteAccelerator
+
+
+def _wrap_without_cuda_stream(strategy: Any) -> None:
+    """Lightning's DDP wrapping minus its CUDA side stream (see the module
+    docstring): DDP is built on the current accinte stream, behind the work
+    that moved the model there."""
+    from torch.nn.parallel import DistributedDataParallel
+
+    def setup_model(model: torch.nn.Module) -> DistributedDataParallel:
+        return DistributedDataParallel(module=model, device_ids=strategy.determine_ddp_device_ids(),
+                                       **strategy._ddp_kwargs)
+
+    strategy._setup_model = setup_model
 
 
 def register(package: str = "lightning.pytorch") -> None:

@@ -2,11 +2,10 @@
 
 #include <ATen/Dispatch_v2.h>
 #include <ATen/ops/abs_cpu_dispatch.h>
-#include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <csrc/aten/native/CallCounts.h>
 #include <csrc/emulation/CpuAlias.h>
-#include <csrc/runtime/AccInteKernel.h>
+#include <csrc/emulation/CpuKernel.h>
 #include <csrc/runtime/AccInteStream.h>
 
 
@@ -31,10 +30,8 @@ void abs_kernel(at::TensorIteratorBase& iter) {
   // only be called from inside libtorch, whose build defines the CPU
   // capabilities the call's ABI depends on.)
   const auto stream = c10::accinte::getCurrentAccInteStream(iter.device().index());
-  c10::accinte::launch_kernel(
+  launch_cpu_kernel(
       stream, [out = cpu_alias(iter.output()), self = cpu_alias(iter.input())]() mutable {
-        c10::impl::ExcludeDispatchKeyGuard no_autograd(
-            c10::autograd_dispatch_keyset_with_ADInplaceOrView);
         at::cpu::abs_out(out, self);
       }, "aten::abs");
 }

@@ -10,16 +10,16 @@
 #include <csrc/aten/native/Minimal.h>
 
 #include <csrc/emulation/CpuAlias.h>
+#include <csrc/emulation/CpuKernel.h>
 
 #include <ATen/MemoryOverlap.h>
-#include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <csrc/runtime/AccInteEvent.h>
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteGuard.h>
 #include <csrc/runtime/AccInteHostAllocator.h>
 #include <csrc/runtime/AccInteHostWait.h>
-#include <csrc/runtime/AccInteGraph.h>
+#include <csrc/runtime/AccInteGraphsUtils.h>
 #include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>
 
@@ -65,9 +65,7 @@ void enqueue_copy(const AccInteStream& stream, const at::Tensor& src, const at::
   // Host-side sources are owned by the kernel, so the caller may drop them.
   at::Tensor from = src.is_privateuseone() ? cpu_alias(src) : src;
   at::Tensor to = dst.is_privateuseone() ? cpu_alias(dst) : dst;
-  c10::accinte::launch_kernel(stream, [from = std::move(from), to = std::move(to)]() mutable {
-    // Plain CPU computation: no autograd bookkeeping on the worker thread.
-    c10::impl::ExcludeDispatchKeyGuard no_autograd(c10::autograd_dispatch_keyset_with_ADInplaceOrView);
+  launch_cpu_kernel(stream, [from = std::move(from), to = std::move(to)]() mutable {
     to.copy_(from);
   }, "aten::_copy_from");
 }

@@ -5,11 +5,10 @@
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/mul.h>
 #include <ATen/ops/sgn.h>
-#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <csrc/emulation/CpuAlias.h>
-#include <csrc/runtime/AccInteKernel.h>
+#include <csrc/emulation/CpuKernel.h>
 #include <csrc/runtime/AccInteStream.h>
 
 namespace at::native::accinte {
@@ -59,11 +58,9 @@ at::Tensor custom_abs(const at::Tensor& self) {
   }
   // The kernel: the CPU's abs, in place on device memory through CPU aliases
   // (CpuAlias.h), on the stream's worker thread.
-  c10::accinte::launch_kernel(
+  launch_cpu_kernel(
       c10::accinte::getCurrentAccInteStream(self.device().index()),
       [self = cpu_alias(self), out = cpu_alias(out)]() mutable {
-        c10::impl::ExcludeDispatchKeyGuard no_autograd(
-            c10::autograd_dispatch_keyset_with_ADInplaceOrView);
         at::cpu::abs_out(out, self);
       }, "accinte::custom_abs");
   return out;

@@ -6,11 +6,10 @@
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/ones_like.h>
-#include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <csrc/emulation/CpuAlias.h>
+#include <csrc/emulation/CpuKernel.h>
 #include <csrc/runtime/AccInteGuard.h>
-#include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>
 
 namespace at::native::accinte {
@@ -93,14 +92,12 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
   at::Tensor out = at::empty(conv_output_sizes(input, weight, stride, padding, dilation,
                                                transposed, output_padding, groups),
                              input.options().memory_format(layout));
-  c10::accinte::launch_kernel(
+  launch_cpu_kernel(
       c10::accinte::getCurrentAccInteStream(input.device().index()),
       [in = cpu_alias(input), w = cpu_alias(weight),
        b = bias.has_value() ? alias_or_undefined(*bias) : at::Tensor(), o = cpu_alias(out),
        stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(), transposed,
        output_padding = output_padding.vec(), groups]() mutable {
-        c10::impl::ExcludeDispatchKeyGuard no_autograd(
-            c10::autograd_dispatch_keyset_with_ADInplaceOrView);
         o.copy_(at::convolution(in, w, b.defined() ? std::optional<at::Tensor>(b) : std::nullopt,
                                 stride, padding, dilation, transposed, output_padding, groups));
       }, "aten::convolution_overrideable");
@@ -126,15 +123,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
       output_mask[1] ? at::empty(weight.sizes(), weight.options().memory_format(layout))
                      : at::Tensor();
   at::Tensor grad_bias = output_mask[2] ? at::empty({out_channels}, weight.options()) : at::Tensor();
-  c10::accinte::launch_kernel(
+  launch_cpu_kernel(
       c10::accinte::getCurrentAccInteStream(input.device().index()),
       [go = cpu_alias(grad_output), in = cpu_alias(input), w = cpu_alias(weight),
        gi = alias_or_undefined(grad_input), gw = alias_or_undefined(grad_weight),
        gb = alias_or_undefined(grad_bias), stride = stride.vec(), padding = padding.vec(),
        dilation = dilation.vec(), transposed, output_padding = output_padding.vec(), groups,
        output_mask, out_channels]() mutable {
-        c10::impl::ExcludeDispatchKeyGuard no_autograd(
-            c10::autograd_dispatch_keyset_with_ADInplaceOrView);
         const std::vector<int64_t> bias_sizes{out_channels};
         auto [i, w_, b] = at::convolution_backward(go, in, w, bias_sizes, stride, padding,
                                                    dilation, transposed, output_padding, groups,

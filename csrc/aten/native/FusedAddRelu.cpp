@@ -3,10 +3,9 @@
 #include <ATen/ops/add.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/relu.h>
-#include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <csrc/emulation/CpuAlias.h>
-#include <csrc/runtime/AccInteKernel.h>
+#include <csrc/emulation/CpuKernel.h>
 #include <csrc/runtime/AccInteStream.h>
 
 namespace at::native::accinte {
@@ -29,11 +28,9 @@ at::Tensor fused_add_relu(const at::Tensor& self, const at::Tensor& other) {
   if (out.numel() == 0) {
     return out;
   }
-  c10::accinte::launch_kernel(
+  launch_cpu_kernel(
       c10::accinte::getCurrentAccInteStream(self.device().index()),
       [self = cpu_alias(self), other = cpu_alias(other), out = cpu_alias(out)]() mutable {
-        c10::impl::ExcludeDispatchKeyGuard no_autograd(
-            c10::autograd_dispatch_keyset_with_ADInplaceOrView);
         at::add_out(out, self, other).relu_();
       }, "accinte::fused_add_relu");
   return out;

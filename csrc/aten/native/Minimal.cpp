@@ -11,7 +11,7 @@
 #include <c10/core/StorageImpl.h>
 #include <c10/core/TensorOptions.h>
 
-#include <csrc/runtime/AccInteGraph.h>
+#include <csrc/runtime/AccInteGraphsUtils.h>
 #include <csrc/runtime/AccInteDeviceAllocator.h>
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteFunctions.h>

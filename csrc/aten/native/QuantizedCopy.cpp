@@ -22,7 +22,7 @@
 #include <csrc/emulation/CpuAlias.h>
 #include <csrc/emulation/FallbackCommon.h>
 #include <csrc/emulation/LayoutAlias.h>
-#include <csrc/runtime/AccInteGraph.h>
+#include <csrc/runtime/AccInteGraphsUtils.h>
 #include <csrc/runtime/AccInteGuard.h>
 #include <csrc/runtime/AccInteStream.h>
 

@@ -15,14 +15,13 @@ namespace accinte {
 namespace {
 
 constexpr int kDefaultDeviceCount = 2;
-constexpr int kMaxDeviceCount = 64;
 constexpr size_t kDefaultDeviceMemory = size_t{4} << 30;
 constexpr size_t kDefaultLaunchQueueDepth = 1024;
 constexpr size_t kMaxLaunchQueueDepth = size_t{1} << 20;
 constexpr int kSpinMicrosecondsWithCoresToSpare = 50;
 constexpr int kMaxSpinMicroseconds = 10000;
 
-// ACCINTE_DEVICE_COUNT: a decimal integer in [1, 64].
+// ACCINTE_DEVICE_COUNT: a decimal integer in [1, ACCINTE_MAX_DEVICE_COUNT].
 int parseDeviceCount(const char* text) {
   if (text == nullptr || *text == '\0') {
     return kDefaultDeviceCount;
@@ -30,7 +29,7 @@ int parseDeviceCount(const char* text) {
   errno = 0;
   char* end = nullptr;
   const long value = std::strtol(text, &end, 10);
-  if (errno != 0 || *end != '\0' || value < 1 || value > kMaxDeviceCount) {
+  if (errno != 0 || *end != '\0' || value < 1 || value > ACCINTE_MAX_DEVICE_COUNT) {
     return kDefaultDeviceCount;
   }
   return static_cast<int>(value);

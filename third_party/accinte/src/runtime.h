@@ -38,7 +38,7 @@ namespace accinte {
 // ---- configuration (config.cpp) --------------------------------------------
 
 struct Config {
-  int deviceCount;      // ACCINTE_DEVICE_COUNT, 1..64, default 2
+  int deviceCount;      // ACCINTE_DEVICE_COUNT, 1..ACCINTE_MAX_DEVICE_COUNT, default 2
   size_t deviceMemory;  // ACCINTE_DEVICE_MEMORY, bytes per device, default 4 GiB
   bool strict;          // ACCINTE_STRICT=1
   size_t launchQueueDepth;  // ACCINTE_LAUNCH_QUEUE_DEPTH, 1..2^20, default 1024

@@ -18,7 +18,8 @@
  *     process can map it through an IPC handle (acIpcGetMemHandle).
  *
  * Environment:
- *   ACCINTE_DEVICE_COUNT   number of devices (default 2, at most 64)
+ *   ACCINTE_DEVICE_COUNT   number of devices (default 2, at most
+ *                          ACCINTE_MAX_DEVICE_COUNT)
  *   ACCINTE_DEVICE_MEMORY  capacity of each device in bytes, with an optional
  *                          K/M/G/T suffix (default 4G)
  *   ACCINTE_STRICT         1: device memory is unreadable to host code
@@ -121,6 +122,10 @@ typedef struct acPointerAttributes {
   void* basePointer;  /* start of the allocation containing the pointer */
   size_t size;        /* size in bytes of that allocation */
 } acPointerAttributes;
+
+/* The most devices a process can have: the bound of ACCINTE_DEVICE_COUNT.
+ * Stated here only; the runtime and the backend's per-device tables use it. */
+#define ACCINTE_MAX_DEVICE_COUNT 64
 
 /* cudaDeviceProp, reduced to what the emulation can state truthfully. */
 typedef struct acDeviceProp {

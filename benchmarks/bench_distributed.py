@@ -1,0 +1,131 @@
+"""torch.distributed on accinte against Gloo on the CPU, on 2 processes, as
+ratios measured interleaved in one run.
+
+- all_reduce bus bandwidth, 1 KiB to 64 MiB of float32: accl on accinte
+  tensors against Gloo on CPU tensors of the same size (target: accl >= 0.95x
+  Gloo's bandwidth, since accl runs Gloo's algorithm on the device memory
+  itself, with no copies);
+- a DDP training step (an MLP, 64 samples per rank): DDP on accinte over accl
+  against DDP on the CPU over Gloo (target: <= 1.10x the time).
+
+Both ranks join one group, "cpu:gloo,accinte:accl", so each collective
+reaches Gloo or accl by the device of its tensors; the two sides alternate
+`--repeats` times and the table shows medians. Every accinte timing ends with
+torch.accinte.synchronize(). Each rank uses one CPU thread for operators.
+
+    python benchmarks/bench_distributed.py [--repeats N] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torch import nn
+
+WORLD_SIZE = 2
+KiB, MiB = 2**10, 2**20
+SIZES = [KiB * 4**i for i in range(9)]  # 1 KiB .. 64 MiB
+QUICK_SIZES = [KiB, MiB]
+
+
+def timed(fn, device: torch.device, inner: int) -> float:
+    """Seconds per call of ``fn``, both ranks starting together."""
+    dist.barrier()
+    start = time.perf_counter()
+    for _ in range(inner):
+        fn()
+    if device.type == "accinte":
+        torch.accinte.synchronize()
+    return (time.perf_counter() - start) / inner
+
+
+def interleaved(fns: dict, inner: int, repeats: int) -> dict:
+    """Median seconds per call of each fn, the fns alternating, after a warm-up."""
+    for device, fn in fns.items():
+        timed(fn, device, inner)
+    samples = {device: [] for device in fns}
+    for _ in range(repeats):
+        for device, fn in fns.items():
+            samples[device].append(timed(fn, device, inner))
+    return {device: statistics.median(s) for device, s in samples.items()}
+
+
+def all_reduce_rows(accinte: torch.device, sizes: list[int], repeats: int):
+    cpu = torch.device("cpu")
+    for nbytes in sizes:
+        tensors = {d: torch.zeros(nbytes // 4, device=d) for d in (cpu, accinte)}
+        fns = {d: (lambda t=t: dist.all_reduce(t)) for d, t in tensors.items()}
+        inner = max(2, min(100, 4 * MiB // nbytes))
+        seconds = interleaved(fns, inner, repeats)
+        # Bus bandwidth as nccl-tests define it: all_reduce moves 2(n-1)/n of
+        # the buffer through each rank's link.
+        bus = {d: nbytes * 2 * (WORLD_SIZE - 1) / WORLD_SIZE / s for d, s in seconds.items()}
+        yield nbytes, bus[cpu], bus[accinte]
+
+
+def ddp_step(device: torch.device, rank: int):
+    torch.manual_seed(0)
+    model = nn.parallel.DistributedDataParallel(
+        nn.Sequential(nn.Linear(512, 1024), nn.ReLU(), nn.Linear(1024, 512), nn.ReLU(),
+                      nn.Linear(512, 10)).to(device))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    g = torch.Generator().manual_seed(rank)
+    x = torch.randn(64, 512, generator=g).to(device)
+    y = torch.randint(0, 10, (64,), generator=g).to(device)
+
+    def step():
+        optimizer.zero_grad()
+        nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+
+    return step
+
+
+def size_name(nbytes: int) -> str:
+    return f"{nbytes // MiB} MiB" if nbytes >= MiB else f"{nbytes // KiB} KiB"
+
+
+def run(rank: int, init_method: str, quick: bool, repeats: int) -> None:
+    torch.set_num_threads(1)
+    accinte = torch.device("accinte", rank)
+    torch.accinte.set_device(accinte)
+    dist.init_process_group("cpu:gloo,accinte:accl", init_method=init_method, rank=rank,
+                            world_size=WORLD_SIZE)
+    show = print if rank == 0 else (lambda *a, **k: None)
+    show(f"all_reduce, float32, {WORLD_SIZE} processes: bus bandwidth (GB/s)")
+    show(f"{'size':>10} {'gloo cpu':>10} {'accl':>10} {'ratio':>7} {'target':>7}")
+    for nbytes, gloo, accl in all_reduce_rows(accinte, QUICK_SIZES if quick else SIZES, repeats):
+        ratio = accl / gloo
+        mark = "" if ratio >= 0.95 else "  (under target)"
+        show(f"{size_name(nbytes):>10} {gloo / 1e9:10.3f} {accl / 1e9:10.3f} {ratio:6.2f}x "
+             f"{0.95:6.2f}x{mark}")
+
+    steps = {d: ddp_step(d, rank) for d in (torch.device("cpu"), accinte)}
+    seconds = interleaved(steps, 2 if quick else 10, repeats)
+    cpu, acc = seconds[torch.device("cpu")], seconds[accinte]
+    ratio = acc / cpu
+    mark = "" if ratio <= 1.10 else "  (over target)"
+    show(f"\n{'DDP training step (MLP)':24} {'gloo cpu':>10} {'accl':>10} {'ratio':>7} {'target':>7}")
+    show(f"{'time per step':24} {cpu * 1e3:8.3f}ms {acc * 1e3:8.3f}ms {ratio:6.2f}x {1.10:6.2f}x{mark}")
+    dist.destroy_process_group()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--quick", action="store_true", help="two sizes, few iterations, for tests")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        init_method = f"file://{Path(tmp) / 'store'}"
+        mp.spawn(run, args=(init_method, args.quick, args.repeats), nprocs=WORLD_SIZE)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,280 @@
+#include <csrc/distributed/ProcessGroupACCL.h>
+
+#include <csrc/runtime/AccInteGraph.h>
+#include <csrc/runtime/AccInteHostWait.h>
+#include <csrc/runtime/AccInteKernel.h>
+
+#include <ATen/core/jit_type.h>
+#include <c10/core/CachingDeviceAllocator.h>
+#include <c10/core/StreamGuard.h>
+#include <c10/util/Exception.h>
+
+#include <atomic>
+
+namespace c10d::accinte {
+
+using c10::accinte::AccInteEvent;
+using c10::accinte::AccInteStream;
+
+struct ProcessGroupACCL::Shared {
+  std::unique_ptr<CollectiveEngine> engine;
+  int rank = 0;
+  std::atomic<bool> aborted{false};
+  std::atomic<bool> shut_down{false};
+  CollectiveStatus broken; // the first failed collective (Note [accl errors])
+};
+
+namespace {
+
+// LITERALINCLUDE START: ACCL REFUSE CAPTURE
+// A replayed graph would re-issue the engine's operation outside the order
+// the ranks agreed on: refused, and the capture is invalidated (capture_end
+// names the collective), as any call that cannot be captured.
+void refuse_capture(const AccInteStream& current, const char* name) {
+  if (!c10::accinte::is_stream_capturing(current)) {
+    return;
+  }
+  c10::accinte::note_capture_invalidated(current, name);
+  (void)acStreamSynchronize(current.stream()); // refused by the runtime: invalidates the capture
+  TORCH_CHECK(false, "accl: ", name, " was called while ", current, " captures a graph: "
+              "torch.distributed collectives on accinte cannot be captured (a replay would "
+              "run the collective outside the order the ranks agree on). Run it outside the "
+              "captured region; the capture is invalidated, the process group is unaffected.");
+}
+// LITERALINCLUDE END: ACCL REFUSE CAPTURE
+
+} // namespace
+
+ProcessGroupACCL::ProcessGroupACCL(int rank, int size, std::unique_ptr<CollectiveEngine> engine,
+                                   std::chrono::milliseconds timeout)
+    : Backend(rank, size), shared_(std::make_shared<Shared>()), timeout_(timeout) {
+  TORCH_CHECK(engine != nullptr, "accl: ProcessGroupACCL needs a collective engine");
+  shared_->engine = std::move(engine);
+  shared_->rank = rank;
+  init();
+}
+
+ProcessGroupACCL::~ProcessGroupACCL() = default;
+
+void ProcessGroupACCL::check_usable(const char* name) const {
+  if (shared_->broken.failed()) {
+    C10_THROW_ERROR(DistBackendError,
+                    c10::str("accl: ", name, " refused: this process group broke when an "
+                             "earlier collective failed (", shared_->broken.message(), "). "
+                             "Destroy it (dist.destroy_process_group) and create a new one."));
+  }
+  TORCH_CHECK(!shared_->aborted.load(), "accl: ", name, " refused: the process group was aborted");
+  TORCH_CHECK(!shared_->shut_down.load(), "accl: ", name,
+              " refused: the process group was shut down (destroy_process_group)");
+}
+
+void ProcessGroupACCL::check_reduce_op(const char* name, const ReduceOp& op,
+                                       const at::Tensor& t, bool premul_sum) const {
+  TORCH_CHECK(op != ReduceOp::UNUSED && (premul_sum || op != ReduceOp::PREMUL_SUM), "accl: ",
+              name, ": this reduction is not supported (SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR, "
+              "BXOR are; PREMUL_SUM too for all_reduce and reduce_scatter)");
+  const bool floating = !t.defined() || at::isFloatingType(t.scalar_type());
+  TORCH_CHECK(op != ReduceOp::AVG || floating, "accl: ", name,
+              ": ReduceOp.AVG needs a floating-point tensor, got ", t.scalar_type());
+  TORCH_CHECK(op != ReduceOp::PREMUL_SUM || floating, "accl: ", name,
+              ": ReduceOp.PREMUL_SUM needs a floating-point tensor, got ", t.scalar_type());
+}
+
+
+// LITERALINCLUDE START: ACCL CHECK TENSORS
+c10::DeviceIndex ProcessGroupACCL::check_tensors(const char* name,
+                                                 const std::vector<at::Tensor>& tensors) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::optional<c10::DeviceIndex> device = device_;
+  if (!device && getBoundDeviceId()) {
+    device = getBoundDeviceId()->index();
+  }
+  for (const at::Tensor& t : tensors) {
+    TORCH_CHECK(t.defined(), "accl: ", name, " got an undefined tensor");
+    TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, "accl: ", name,
+                " takes accinte tensors, got one on ", t.device(), " (a group made with "
+                "backend=\"cpu:gloo,accinte:accl\" serves both)");
+    TORCH_CHECK(t.layout() == c10::kStrided, "accl: ", name,
+                " takes dense tensors, got layout ", t.layout());
+    TORCH_CHECK(t.is_contiguous(), "accl: ", name, ": tensors must be contiguous, got sizes ",
+                t.sizes(), " and strides ", t.strides(), " (call .contiguous() first)");
+    TORCH_CHECK(shared_->engine->supports(t.scalar_type()), "accl: ", name, ": dtype ",
+                t.scalar_type(), " is not supported by the ", shared_->engine->name(),
+                " engine");
+    if (!device) {
+      device = t.device().index();
+    }
+    TORCH_CHECK(t.device().index() == *device, "accl: ", name, ": this process group works on ",
+                c10::Device(c10::DeviceType::PrivateUse1, *device), ", got a tensor on ",
+                t.device(), " (one device per process and group, as with NCCL)");
+  }
+  if (!device) {
+    device = c10::accinte::getCurrentAccInteStream().device_index();
+  }
+  device_ = device;
+  return *device;
+}
+// LITERALINCLUDE END: ACCL CHECK TENSORS
+
+AccInteStream ProcessGroupACCL::comm_stream(c10::DeviceIndex device) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!comm_) {
+    comm_ = c10::accinte::getStreamFromPool(/*isHighPriority=*/true, device);
+  }
+  return *comm_;
+}
+
+// LITERALINCLUDE START: ACCL ENQUEUE
+c10::intrusive_ptr<Work> ProcessGroupACCL::enqueue(OpType type, const char* name,
+                                                   std::vector<at::Tensor> tensors,
+                                                   std::vector<at::Tensor> outputs,
+                                                   std::vector<Launch> launches, bool blocking) {
+  check_usable(name);
+  const c10::DeviceIndex device = check_tensors(name, tensors);
+  const AccInteStream current = c10::accinte::getCurrentAccInteStream(device);
+  refuse_capture(current, name);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (coalescing_) { // Note [accl coalescing]
+      pending_.push_back({std::move(tensors), std::move(outputs), std::move(launches)});
+      return nullptr;
+    }
+  }
+  const AccInteStream comm = comm_stream(device);
+
+  // The collective sees everything queued on the caller's stream so far.
+  AccInteEvent ready;
+  ready.record(current);
+  ready.block(comm);
+  // Its memory is not handed out again before the collective ended.
+  c10::DeviceAllocator* allocator =
+      c10::getDeviceAllocator(c10::DeviceType::PrivateUse1);
+  for (const at::Tensor& t : tensors) {
+    if (t.has_storage()) {
+      allocator->recordStream(t.storage().data_ptr(), comm);
+    }
+  }
+
+  auto status = std::make_shared<CollectiveStatus>();
+  const bool any_source = type == OpType::RECVANYSOURCE;
+  c10::accinte::launch_kernel(comm, [shared = shared_, launches = std::move(launches), status,
+                                     name, any_source] {
+    if (shared->aborted.load()) {
+      status->fail(c10::str("accl: ", name, " did not run: the process group was aborted"));
+      throw std::runtime_error(status->message());
+    }
+    // Every started operation is waited for, even after a failure: the engine
+    // may use the aliases until then.
+    std::vector<EngineOp> started;
+    started.reserve(launches.size());
+    std::exception_ptr first_error;
+    try {
+      for (const Launch& launch : launches) {
+        if (EngineOp op = launch(*shared->engine)) {
+          started.push_back(std::move(op));
+        }
+      }
+    } catch (...) {
+      first_error = std::current_exception();
+    }
+    for (const EngineOp& op : started) {
+      try {
+        op->wait();
+      } catch (...) {
+        if (!first_error) {
+          first_error = std::current_exception();
+        }
+      }
+    }
+    std::string cause;
+    try {
+      if (first_error) {
+        std::rethrow_exception(first_error);
+      }
+      if (any_source) {
+        status->source_rank.store(started.front()->sourceRank());
+      }
+      return;
+    } catch (const std::exception& e) {
+      cause = e.what();
+    } catch (...) {
+      cause = "an exception that is not a std::exception";
+    }
+    const std::string message = c10::str("accl: ", name, " failed on rank ", shared->rank, " (",
+                                         shared->engine->name(), "): ", cause);
+    status->fail(message);
+    shared->broken.fail(message);
+    throw std::runtime_error(message);
+  }, name);
+
+  auto end = std::make_shared<AccInteEvent>();
+  end->record(comm);
+  const c10::Device where(c10::DeviceType::PrivateUse1, device);
+  auto future = c10::make_intrusive<c10::ivalue::Future>(
+      c10::ListType::create(c10::TensorType::get()), std::vector<c10::Device>{where});
+  {
+    // The Future's events are recorded on the current stream: make it comm.
+    c10::StreamGuard on_comm(comm.unwrap());
+    future->markCompleted(c10::IValue(outputs));
+  }
+  return c10::make_intrusive<WorkACCL>(rank_, type, name, device, std::move(outputs),
+                                       std::move(future), std::move(end), std::move(status),
+                                       blocking);
+}
+// LITERALINCLUDE END: ACCL ENQUEUE
+
+void ProcessGroupACCL::startCoalescing() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  TORCH_CHECK(!coalescing_, "accl: startCoalescing called twice without endCoalescing");
+  coalescing_ = true;
+  pending_.clear();
+}
+
+c10::intrusive_ptr<Work> ProcessGroupACCL::endCoalescing() {
+  std::vector<Pending> pending;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    TORCH_CHECK(coalescing_, "accl: endCoalescing called without startCoalescing");
+    coalescing_ = false;
+    pending.swap(pending_);
+  }
+  std::vector<at::Tensor> tensors, outputs;
+  std::vector<Launch> launches;
+  for (Pending& p : pending) {
+    tensors.insert(tensors.end(), p.tensors.begin(), p.tensors.end());
+    outputs.insert(outputs.end(), p.outputs.begin(), p.outputs.end());
+    launches.insert(launches.end(), p.launches.begin(), p.launches.end());
+  }
+  return enqueue(OpType::COALESCED, "accl::coalesced", std::move(tensors), std::move(outputs),
+                 std::move(launches));
+}
+
+// ---- life cycle -------------------------------------------------------------------
+
+void ProcessGroupACCL::abort() {
+  shared_->aborted.store(true);
+}
+
+void ProcessGroupACCL::shutdown() {
+  std::optional<AccInteStream> comm;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    comm = comm_;
+  }
+  if (comm && !shared_->aborted.load()) {
+    try {
+      c10::accinte::HostWaitGuard no_gil;
+      comm->synchronize();
+    } catch (const c10::Error& e) {
+      TORCH_WARN("accl: a collective failed before the process group was shut down: ",
+                 e.what_without_backtrace());
+    }
+  }
+  shared_->shut_down.store(true);
+}
+
+c10::intrusive_ptr<Backend::Options> ProcessGroupACCL::getBackendOptions() {
+  return c10::make_intrusive<Backend::Options>("accl", timeout_);
+}
+
+} // namespace c10d::accinte

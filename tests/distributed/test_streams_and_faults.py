@@ -1,0 +1,251 @@
+"""How accl collectives meet streams, memory and failures (Note [accl collectives],
+Note [accl work and streams], Note [accl errors] in csrc/distributed/): asynchrony, stream
+order, the Work's Future, inputs freed early, graph capture, a peer that dies, abort, and
+DDP's timer. Timing bounds are loose (the machine is shared): each compares a call with a
+device sleep many times longer."""
+
+import datetime
+import time
+import warnings
+
+import pytest
+import torch
+import torch.distributed as dist
+
+from distributed import harness
+
+SLEEP_MS = 1000  # device time that a non-blocking call must not wait for
+
+
+# ---- asynchrony ----------------------------------------------------------------------
+
+
+def _async_all_reduce(rank):
+    harness.init("accl")
+    dev = harness.device()
+    x = torch.full((4,), rank + 1.0, device=dev)
+    dist.all_reduce(x)  # warm-up: the communication stream and Gloo's pairs exist
+    torch.accinte.synchronize()
+    torch.accinte._sleep(SLEEP_MS)  # the current stream is busy
+    x.add_(1)  # queued behind the sleep: the collective must see it
+    start = time.monotonic()
+    work = dist.all_reduce(x, async_op=True)
+    call = time.monotonic() - start
+    completed_before = work.is_completed()
+    start = time.monotonic()
+    work.wait()  # the stream waits, not the host
+    wait = time.monotonic() - start
+    future = work.get_future()
+    fut_value = future.wait()
+    values = x.cpu()  # the host waits here
+    completed_after = work.is_completed()
+    return (call, completed_before, wait, [t.device.type for t in fut_value],
+            values.tolist(), completed_after, fut_value[0].cpu().tolist())
+
+
+def test_async_all_reduce_returns_while_the_stream_is_busy():
+    for call, before, wait, fut_devices, values, after, fut_values in harness.run(
+            _async_all_reduce):
+        assert call < SLEEP_MS / 1000 / 3, f"all_reduce(async_op=True) took {call:.3f} s"
+        assert before is False
+        assert wait < SLEEP_MS / 1000 / 3, f"Work.wait() blocked the host {wait:.3f} s"
+        assert fut_devices == ["accinte"]
+        assert values == [8.0] * 4 and fut_values == [8.0] * 4  # 2 * ((1 + 2) + 1)
+        assert after is True
+
+
+def _side_stream(rank):
+    harness.init("accl")
+    dev = harness.device()
+    side = torch.accinte.Stream()
+    x = torch.zeros(8, device=dev)
+    torch.accinte.synchronize()
+    with torch.accinte.stream(side):
+        torch.accinte._sleep(300)
+        x.fill_(rank + 1.0)  # on `side`, behind the sleep
+        dist.all_reduce(x)   # ordered after `side`, not after the default stream
+        y = x * 2            # on `side` again, after the collective
+    side.synchronize()
+    # Freed right after the call while the collective waits behind a busy stream: the
+    # allocator must not hand the input's memory to a new tensor before it ran.
+    torch.accinte._sleep(SLEEP_MS // 2)
+    src = torch.full((1024,), rank + 1.0, device=dev)
+    out = torch.empty(2048, device=dev)
+    src_ptr = src.data_ptr()
+    dist.all_gather_into_tensor(out, src, async_op=True)
+    del src
+    fresh = torch.full((1024,), -7.0, device=dev)  # same size, same stream
+    reused = fresh.data_ptr() == src_ptr
+    torch.accinte.synchronize()
+    return x.cpu().tolist(), y.cpu().tolist(), reused, out.cpu().tolist()
+
+
+def test_collectives_follow_the_current_stream_and_keep_their_inputs():
+    for x, y, reused, out in harness.run(_side_stream):
+        assert x == [3.0] * 8 and y == [6.0] * 8
+        assert not reused, "the input's block was reused before the collective ran"
+        assert out == [1.0] * 1024 + [2.0] * 1024
+
+
+# ---- graph capture -------------------------------------------------------------------
+
+
+def _capture(rank):
+    harness.init("accl")
+    dev = harness.device()
+    x = torch.ones(4, device=dev)
+    g = torch.accinte.Graph()
+    with pytest.raises(RuntimeError) as info:
+        with torch.accinte.graph(g):
+            dist.all_reduce(x)
+    message = str(info.value)
+    x2 = torch.full((2,), rank + 1.0, device=dev)
+    dist.all_reduce(x2)  # the group survives the refusal
+    return message, x2.cpu().tolist()
+
+
+def test_a_collective_under_graph_capture_is_refused():
+    for message, after in harness.run(_capture):
+        assert "accl::allreduce" in message and "captur" in message
+        assert after == [3.0, 3.0]
+
+
+# ---- a peer that dies ----------------------------------------------------------------
+
+GROUP_TIMEOUT = 8  # seconds
+
+
+def _peer_dies(rank):
+    harness.init("accl", timeout=datetime.timedelta(seconds=GROUP_TIMEOUT))
+    dev = harness.device()
+    x = torch.ones(4, device=dev)
+    dist.all_reduce(x)
+    torch.accinte.synchronize()
+    dist.barrier()
+    if rank == 1:
+        harness.exit_now(0)
+    time.sleep(0.5)  # rank 1 is gone
+    start = time.monotonic()
+    errors = []
+    called = None
+    try:
+        work = dist.all_reduce(x, async_op=True)
+        called = time.monotonic() - start
+        # The next synchronisations: wait() (if the failure is known by then) or
+        # reading the result on the host.
+        work.wait()
+        x.cpu()
+        errors.append("no error at the synchronisation")
+    except RuntimeError as e:
+        errors.append(str(e))
+    failed_after = time.monotonic() - start
+    try:
+        dist.all_reduce(torch.ones(1, device=dev))
+        errors.append("the broken group accepted another collective")
+    except RuntimeError as e:
+        errors.append(str(e))
+    start = time.monotonic()
+    dist.destroy_process_group()
+    destroyed = time.monotonic() - start
+    torch.ones(2, device=dev).add_(1).cpu()  # the device keeps working
+    return called, failed_after, errors, destroyed
+
+
+def _check_peer_death(result, blocking):
+    called, failed_after, errors, destroyed = result
+    if blocking:
+        assert called is None, "ACCINTE_LAUNCH_BLOCKING=1: the error must come at the call"
+    else:
+        assert called is not None and called < 2.0, f"the call blocked {called} s"
+    assert failed_after < GROUP_TIMEOUT + 5, f"failed after {failed_after:.1f} s"
+    assert "accl: accl::allreduce failed on rank 0 (gloo)" in errors[0], errors[0]
+    assert "broke when an earlier collective failed" in errors[1], errors[1]
+    assert destroyed < GROUP_TIMEOUT + 5
+
+
+def _stall_then_die(rank):
+    stalled = _peer_stalls(rank)
+    dist.destroy_process_group()
+    return stalled, _peer_dies(rank)
+
+
+def test_a_stalled_or_dead_peer_fails_the_collective():
+    """One set of fresh ranks for both: a peer that stalls (alive, never joining) fails the
+    collective after the group's timeout; then, in a new group, a peer that dies fails it at
+    the next synchronisation."""
+    (stalled, died), exited = harness.run(_stall_then_die, fresh=True, timeout=90)
+    assert exited == ("exited", 0)
+    elapsed, message = stalled
+    assert "accl: accl::allreduce failed on rank 0 (gloo)" in message, message
+    assert "imed out" in message or "timeout" in message.lower(), message
+    assert 2.5 < elapsed < 3 + 5, elapsed
+    _check_peer_death(died, blocking=False)
+
+
+def test_a_dead_peer_fails_the_collective_at_the_call_with_launch_blocking():
+    result, _ = harness.run(_peer_dies, fresh=True, timeout=90,
+                            env={"ACCINTE_LAUNCH_BLOCKING": "1"})
+    _check_peer_death(result, blocking=True)
+
+
+def _peer_stalls(rank):
+    harness.init("accl", timeout=datetime.timedelta(seconds=3))
+    x = torch.ones(4, device=harness.device())
+    dist.all_reduce(x)
+    x.cpu()
+    if rank == 1:
+        time.sleep(5)  # alive, but never joins the next collective
+        return None, None
+    start = time.monotonic()
+    work = dist.all_reduce(x, async_op=True)
+    try:
+        work.wait()  # the current stream waits for the collective: reading x waits for it
+        x.cpu()
+        message = "no error"
+    except RuntimeError as e:
+        message = str(e)
+    return time.monotonic() - start, message
+
+
+def _abort(rank):
+    from torch.distributed.distributed_c10d import _abort_process_group
+
+    harness.init("accl")
+    x = torch.ones(2, device=harness.device())
+    dist.all_reduce(x)
+    torch.accinte.synchronize()
+    _abort_process_group()
+    assert not dist.is_initialized()
+    harness.init("accl")  # a new group works
+    dist.all_reduce(x)
+    return x.cpu().tolist()
+
+
+def test_abort_releases_the_group():
+    assert harness.run(_abort) == [[4.0, 4.0]] * 2
+
+
+# ---- DDP's timer -----------------------------------------------------------------------
+
+
+def _ddp_timer(rank):
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    harness.init("accl")
+    dev = harness.device()
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 2).to(dev)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ddp = DDP(model)
+        for _ in range(2):
+            ddp(torch.randn(3, 4, device=dev)).sum().backward()
+    data = ddp._get_ddp_logging_data()
+    return [str(w.message) for w in caught], {k: v for k, v in data.items() if "time" in k}
+
+
+def test_ddp_times_accinte_without_warning():
+    for messages, timings in harness.run(_ddp_timer):
+        assert not [m for m in messages if "Time stats" in m], messages
+        assert timings.get("avg_backward_compute_time", 0) > 0, timings
+        assert timings.get("avg_backward_comm_time", 0) > 0, timings

@@ -1,0 +1,39 @@
+#include "Distributed.h"
+
+#include <csrc/distributed/GlooEngine.h>
+#include <csrc/distributed/ProcessGroupACCL.h>
+
+#include <torch/csrc/utils/pybind.h>
+
+#include <pybind11/chrono.h>
+
+namespace py = pybind11;
+
+namespace torch_accinte {
+
+// LITERALINCLUDE START: ACCL BINDING
+void add_distributed_functions(py::module_& m) {
+  using c10d::accinte::ProcessGroupACCL;
+  // A c10d::Backend subclass, so that torch.distributed can register it as a
+  // process group's backend for accinte (ProcessGroup._register_backend).
+  py::class_<ProcessGroupACCL, c10d::Backend, c10::intrusive_ptr<ProcessGroupACCL>>(
+      m, "ProcessGroupACCL",
+      "torch.distributed's backend for accinte tensors: collectives as kernels on a "
+      "communication stream, moved by Gloo on the device memory (see csrc/distributed/).")
+      .def(py::init([](const py::object& gloo, int rank, int size,
+                       std::chrono::milliseconds timeout) {
+             // The Gloo group is bound by torch with a holder of its own; take
+             // a new reference through its c10d::Backend base instead.
+             auto* backend = gloo.cast<c10d::Backend*>();
+             auto engine = std::make_unique<c10d::accinte::GlooEngine>(
+                 c10::intrusive_ptr<c10d::Backend>::reclaim_copy(backend));
+             return c10::make_intrusive<ProcessGroupACCL>(rank, size, std::move(engine),
+                                                         timeout);
+           }),
+           py::arg("gloo"), py::arg("rank"), py::arg("size"), py::arg("timeout"),
+           "A group of `size` ranks over `gloo` (a dist.ProcessGroupGloo of the same ranks, "
+           "used by nothing else).");
+}
+// LITERALINCLUDE END: ACCL BINDING
+
+} // namespace torch_accinte
