@@ -125,6 +125,9 @@ def test_layer_norm_bits_and_gradients(dtype):
 def test_group_norm_on_channels_last_input():
     x = _gen(2, 8, 6, 6).to(memory_format=torch.channels_last)
     gn = torch.nn.GroupNorm(4, 8)
+    with torch.no_grad():
+        gn.weight.copy_(_gen(8, seed=1))
+        gn.bias.copy_(_gen(8, seed=2))
     gn_d = torch.nn.GroupNorm(4, 8).to("accinte")
     gn_d.load_state_dict(gn.state_dict())
     xc, xd = x.clone().requires_grad_(), x.to("accinte").requires_grad_()
@@ -132,14 +135,31 @@ def test_group_norm_on_channels_last_input():
     assert_same_bits(yd, yc)
     assert yd.is_contiguous(memory_format=torch.channels_last) == yc.is_contiguous(
         memory_format=torch.channels_last)
-    yc.sum().backward()
-    yd.sum().backward()
-    # PyTorch's derivative formula for native_group_norm keeps the input's
-    # memory format on the CPU only; on any other device it makes grad and
-    # input contiguous (as CUDA's kernel wants), and the CPU's kernel sums a
-    # contiguous input in another order: the gradient agrees to rounding.
-    torch.testing.assert_close(xd.grad.cpu(), xc.grad, rtol=1e-5, atol=1e-5)
-    torch.testing.assert_close(gn_d.weight.grad.cpu(), gn.weight.grad, rtol=1e-5, atol=1e-5)
+    yc.pow(2).sum().backward()
+    yd.pow(2).sum().backward()
+    # PyTorch's formula keeps the input's memory format for the backward kernel
+    # on the CPU only; accinte's autograd kernel does what the CPU does (Note
+    # [accinte group_norm gradients in the CPU's memory format]).
+    assert_same_bits(xd.grad, xc.grad)
+    assert_same_bits(gn_d.weight.grad, gn.weight.grad)
+    assert_same_bits(gn_d.bias.grad, gn.bias.grad)
+
+
+def test_group_norm_on_channels_last_input_double_backward():
+    x = _gen(2, 4, 3, 3).to(memory_format=torch.channels_last)
+    w = _gen(4, seed=1)
+    grads = []
+    for device in ("cpu", "accinte"):
+        xx, ww = x.to(device).requires_grad_(), w.to(device).requires_grad_()
+        y = F.group_norm(xx, 2, ww)
+        gx, gw = torch.autograd.grad(y.pow(2).sum(), (xx, ww), create_graph=True)
+        (ggx,) = torch.autograd.grad(gx.pow(2).sum() + gw.sum(), xx)
+        grads.append((gx, gw, ggx))
+    # The first-order gradients, taken with a graph, are the CPU's bits.
+    assert_same_bits(grads[1][:2], grads[0][:2])
+    # The second-order one agrees to rounding only (4.8e-7 here): not yet
+    # traced to the operator whose kernel differs.
+    torch.testing.assert_close(grads[1][2].cpu(), grads[0][2], rtol=1e-5, atol=1e-5)
 
 
 def test_silu_double_backward_matches_cpu():

@@ -86,7 +86,28 @@ at::Tensor cpu_alias_in(const at::Tensor& t, const c10::Storage& storage) {
   return alias;
 }
 
-void settle(const at::Tensor& out, const at::Tensor& home) {
+DeferredCpuAlias::DeferredCpuAlias(const at::Tensor& t)
+    : data_(t.data_ptr()),
+      defined_(true),
+      sizes_(t.sizes()),
+      strides_(t.strides()),
+      dtype_(t.scalar_type()),
+      conj_(t.is_conj()),
+      neg_(t.is_neg()) {
+  check_kernel_argument(t);
+}
+
+at::Tensor DeferredCpuAlias::tensor() const {
+  at::Tensor alias = at::for_blob(data_, sizes_)
+                         .strides(strides_)
+                         .options(at::TensorOptions().dtype(dtype_))
+                         .make_tensor();
+  alias._set_conj(conj_);
+  alias._set_neg(neg_);
+  return alias;
+}
+
+void settle(const at::Tensor& out, const DeferredCpuAlias& home) {
   if (out.data_ptr() == home.data_ptr() && out.sizes() == home.sizes() &&
       out.strides() == home.strides() && out.is_conj() == home.is_conj() &&
       out.is_neg() == home.is_neg()) {
@@ -99,7 +120,7 @@ void settle(const at::Tensor& out, const at::Tensor& home) {
   // Same memory, other layout or other conj/neg bits (linalg_lu_solve's out=
   // kernel flips the conj bit of its output in place, which the device
   // tensor cannot see): copy through a temporary, never in place.
-  home.copy_(out.data_ptr() == home.data_ptr() ? out.clone() : out);
+  home.tensor().copy_(out.data_ptr() == home.data_ptr() ? out.clone() : out);
 }
 
 bool lies_in(const at::Tensor& host_view, const at::Tensor& device_tensor) {

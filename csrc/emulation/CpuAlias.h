@@ -9,6 +9,7 @@
 // stream order keeps the device memory alive.
 
 #include <ATen/core/Tensor.h>
+#include <c10/util/DimVector.h>
 
 namespace at::native::accinte {
 
@@ -46,10 +47,42 @@ c10::Storage host_storage(const at::Tensor& t);
 /// Checks the argument first (check_kernel_argument).
 at::Tensor cpu_alias_in(const at::Tensor& t, const c10::Storage& storage);
 
+/// What cpu_alias(t) returns, built only when asked for (tensor()): where
+/// `t`'s elements lie and how, in a few plain values. A written argument's
+/// home is compared with what the kernel left (settle) after every launch,
+/// and almost always agrees, so building the tensor up front would cost
+/// each launch two allocations and a TensorImpl for nothing. Holds no
+/// reference to `t`'s storage (see AccInteKernel.h).
+class DeferredCpuAlias {
+ public:
+  /// An undefined alias (of a sparse or nested tensor, which has no home).
+  DeferredCpuAlias() = default;
+  /// Checks `t` as cpu_alias does (check_kernel_argument).
+  explicit DeferredCpuAlias(const at::Tensor& t);
+
+  bool defined() const { return defined_; }
+  void* data_ptr() const { return data_; }
+  c10::IntArrayRef sizes() const { return sizes_; }
+  c10::IntArrayRef strides() const { return strides_; }
+  bool is_conj() const { return conj_; }
+  bool is_neg() const { return neg_; }
+  /// The CPU alias itself, as cpu_alias would have made it.
+  at::Tensor tensor() const;
+
+ private:
+  void* data_ = nullptr;
+  bool defined_ = false;
+  c10::DimVector sizes_;
+  c10::DimVector strides_;
+  c10::ScalarType dtype_ = c10::ScalarType::Undefined;
+  bool conj_ = false;
+  bool neg_ = false;
+};
+
 /// After a kernel: if `out` (from resizable_cpu_alias) no longer lies where
-/// `home` (from cpu_alias of the same tensor) does, or its conj/neg bits
-/// changed, copies its value there.
-void settle(const at::Tensor& out, const at::Tensor& home);
+/// `home` (the DeferredCpuAlias of the same tensor) does, or its conj/neg
+/// bits changed, copies its value there.
+void settle(const at::Tensor& out, const DeferredCpuAlias& home);
 
 /// True if `host_view` (a CPU tensor) points into `device_tensor`'s storage,
 /// as a view of its CPU alias does. Compares addresses only.

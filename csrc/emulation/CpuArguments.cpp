@@ -67,7 +67,7 @@ class HostStorages {
   size_t max_bytes_;
   size_t bytes_ = 0;
   at::Generator generator_; // made for the first stand-in: costly to seed
-  std::vector<std::pair<const c10::StorageImpl*, c10::Storage>> storages_;
+  c10::SmallVector<std::pair<const c10::StorageImpl*, c10::Storage>, 4> storages_;
 };
 
 at::Tensor with_grad_flag(at::Tensor host, const at::Tensor& t) {
@@ -79,8 +79,9 @@ at::Tensor with_grad_flag(at::Tensor host, const at::Tensor& t) {
 
 } // namespace
 
-std::vector<std::pair<at::Tensor, at::Tensor>> CpuArguments::to_settle() const {
-  std::vector<std::pair<at::Tensor, at::Tensor>> pairs;
+std::vector<std::pair<at::Tensor, DeferredCpuAlias>> CpuArguments::to_settle() const {
+  std::vector<std::pair<at::Tensor, DeferredCpuAlias>> pairs;
+  pairs.reserve(written.size());
   for (const WrittenArgument& w : written) {
     if (w.home.defined()) {
       pairs.emplace_back(w.working, w.home);
@@ -124,7 +125,7 @@ std::optional<CpuArguments> cpu_arguments(const c10::FunctionSchema& schema,
       at::Tensor host = storages.alias(t);
       complete = complete && host.defined();
       if (written && memory == HostMemory::kDevice) {
-        cpu.written.push_back({t, host, cpu_alias(t)});
+        cpu.written.push_back({t, host, DeferredCpuAlias(t)});
       }
       return components && !written ? with_grad_flag(std::move(host), t) : host;
     }));

@@ -7,6 +7,10 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 
+#include <c10/util/SmallVector.h>
+
+#include <csrc/emulation/CpuAlias.h>
+
 #include <cstdint>
 #include <optional>
 #include <utility>
@@ -19,18 +23,19 @@ namespace at::native::accinte {
 struct WrittenArgument {
   at::Tensor device;  ///< the argument
   at::Tensor working; ///< what the CPU kernel writes; may be resized into host memory
-  at::Tensor home;    ///< a dense argument's bytes as they were; undefined for sparse/nested
+  DeferredCpuAlias home; ///< a dense argument's bytes as they were; undefined for sparse/nested
 };
 
 /// What the CPU kernel of one call is given.
 struct CpuArguments {
-  torch::jit::Stack stack;              ///< the arguments, accinte tensors aliased
-  std::vector<WrittenArgument> written; ///< the accinte tensors the operator writes
-  std::vector<at::Tensor> device_tensors; ///< every dense accinte tensor or component passed,
-                                          ///< which results may alias (lies_in)
+  // Few per call: kept inline, so that building them allocates nothing.
+  torch::jit::Stack stack;                       ///< the arguments, accinte tensors aliased
+  c10::SmallVector<WrittenArgument, 2> written;  ///< the accinte tensors the operator writes
+  c10::SmallVector<at::Tensor, 4> device_tensors; ///< every dense accinte tensor or component
+                                                  ///< passed, which results may alias (lies_in)
   /// (working, home) of every dense written argument: what `settle` brings
   /// home after the kernel.
-  std::vector<std::pair<at::Tensor, at::Tensor>> to_settle() const;
+  std::vector<std::pair<at::Tensor, DeferredCpuAlias>> to_settle() const;
 };
 
 /// Where the memory of a call's CPU arguments comes from.

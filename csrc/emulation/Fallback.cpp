@@ -38,6 +38,7 @@
 #include <csrc/emulation/Fallback.h>
 
 #include <ATen/ops/empty_strided.h>
+#include <c10/util/SmallVector.h>
 
 #include <csrc/emulation/CpuAlias.h>
 #include <csrc/emulation/CpuArguments.h>
@@ -129,8 +130,8 @@ bool written_arguments_fit(const Call& call, const LaunchRecord& record) {
 // recorded layout (their CPU aliases keep the layout the call came with);
 // returns are the written arguments, views built as views, or fresh device
 // tensors (`fresh`, in return order) that the kernel fills.
-std::vector<IValue> device_outputs(const Call& call, const LaunchRecord& record,
-                                   CpuArguments& cpu, std::vector<IValue>& fresh) {
+c10::SmallVector<IValue, 2> device_outputs(const Call& call, const LaunchRecord& record,
+                                           CpuArguments& cpu, std::vector<IValue>& fresh) {
   for (WrittenArgument& w : cpu.written) {
     if (!w.home.defined()) {
       continue;
@@ -142,11 +143,11 @@ std::vector<IValue> device_outputs(const Call& call, const LaunchRecord& record,
         const at::Tensor& meta = mirror.toTensor();
         w.device.resize_(meta.sizes());
         w.device.as_strided_(meta.sizes(), meta.strides(), w.device.storage_offset());
-        w.home = cpu_alias(w.device);
+        w.home = DeferredCpuAlias(w.device);
       }
     }
   }
-  std::vector<IValue> results;
+  c10::SmallVector<IValue, 2> results;
   for (size_t i = 0; i < call.plan.returns.size(); ++i) {
     const OpPlan::ReturnInfo& ret = call.plan.returns[i];
     const IValue& meta = record.returns[i];
@@ -175,7 +176,7 @@ std::vector<IValue> device_outputs(const Call& call, const LaunchRecord& record,
 // the functional operator runs and its results are copied into them.
 void queue_kernel(const Call& call, const LaunchRecord& record, CpuArguments cpu,
                   const std::vector<IValue>& fresh) {
-  std::vector<std::pair<at::Tensor, at::Tensor>> to_settle = cpu.to_settle();
+  std::vector<std::pair<at::Tensor, DeferredCpuAlias>> to_settle = cpu.to_settle();
   std::vector<IValue> targets;
   c10::OperatorHandle kernel_op = call.op;
   if (!fresh.empty() && record.out_route) {
@@ -184,7 +185,7 @@ void queue_kernel(const Call& call, const LaunchRecord& record, CpuArguments cpu
     kernel_op = *call.plan.out_variant;
     for (const IValue& out : fresh) {
       cpu.stack.push_back(map_tensors(out, [&](const at::Tensor& t) {
-        to_settle.emplace_back(resizable_cpu_alias(t), cpu_alias(t));
+        to_settle.emplace_back(resizable_cpu_alias(t), DeferredCpuAlias(t));
         return to_settle.back().first;
       }));
     }
@@ -251,7 +252,7 @@ bool launch_async(const Call& call, const LaunchRecord& record) {
   substitute_generators(call.op.schema(), cpu.stack, 0, call.device.index());
   c10::accinte::AccInteGuard guard(call.device.index());
   std::vector<IValue> fresh;
-  std::vector<IValue> results = device_outputs(call, record, cpu, fresh);
+  c10::SmallVector<IValue, 2> results = device_outputs(call, record, cpu, fresh);
   queue_kernel(call, record, std::move(cpu), fresh);
   torch::jit::drop(*call.stack, call.args.size());
   call.stack->insert(call.stack->end(), std::make_move_iterator(results.begin()),
@@ -275,14 +276,17 @@ void accinte_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   check_outputs_on_device(args, plan.mutated_args, device);
   const Call call{op, plan, stack, args, device,
                   c10::accinte::getCurrentAccInteStream(device.index())};
-  std::optional<std::string> signature = launch_signature(op, args);
-  if (!signature) {
+  // One buffer per thread: a launch builds its signature without allocating.
+  // Only the lookup reads it; a first call copies it before anything else runs.
+  thread_local std::string key;
+  if (!launch_signature(op, args, key)) {
     run_sync(op, stack);
-  } else if (const auto record = lookup_launch(*signature)) {
+  } else if (const auto record = lookup_launch(key)) {
     if (!record->asynchronous || !launch_async(call, *record)) {
       run_sync(op, stack);
     }
   } else {
+    std::string signature = key;
     // The first call of a signature: checked on host stand-ins, recorded,
     // queued. Where stand-ins cannot decide, the real call runs
     // synchronously, except while capturing: nothing may wait for a
@@ -290,7 +294,7 @@ void accinte_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     const auto meta = meta_record(op, plan, args, /*planning=*/false);
     const auto checked = meta ? check_on_stand_ins(op, plan, args, *meta) : std::nullopt;
     if (checked) {
-      remember_launch(*signature, *checked);
+      remember_launch(signature, *checked);
       if (launch_async(call, *checked)) {
         return;
       }
@@ -302,7 +306,7 @@ void accinte_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       }
       return;
     }
-    run_first_call(op, plan, stack, std::move(*signature), meta);
+    run_first_call(op, plan, stack, std::move(signature), meta);
   }
 }
 // LITERALINCLUDE END: FALLBACK GLOBAL

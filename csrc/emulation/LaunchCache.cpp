@@ -2,6 +2,7 @@
 
 #include <ATen/Context.h>
 #include <c10/core/DefaultDtype.h>
+#include <c10/util/SmallVector.h>
 #include <c10/util/flat_hash_map.h>
 
 #include <mutex>
@@ -101,14 +102,14 @@ class SignatureWriter {
   }
 
   std::string& key_;
-  std::vector<const c10::StorageImpl*> storages_;
+  c10::SmallVector<const c10::StorageImpl*, 8> storages_;
 };
 
 } // namespace
 
-std::optional<std::string> launch_signature(const c10::OperatorHandle& op,
-                                            c10::ArrayRef<c10::IValue> args) {
-  std::string key = op.operator_name().name;
+bool launch_signature(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
+                      std::string& key) {
+  key.assign(op.operator_name().name);
   key.push_back('.');
   key.append(op.operator_name().overload_name);
   key.push_back('\0');
@@ -121,10 +122,10 @@ std::optional<std::string> launch_signature(const c10::OperatorHandle& op,
   SignatureWriter writer(key);
   for (const auto& value : args) {
     if (!writer.put_value(value)) {
-      return std::nullopt;
+      return false;
     }
   }
-  return key;
+  return true;
 }
 
 std::shared_ptr<const LaunchRecord> lookup_launch(const std::string& signature) {

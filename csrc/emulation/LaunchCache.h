@@ -48,10 +48,12 @@ struct LaunchRecord {
   bool from_meta = false;
 };
 
-/// The signature of a call, or nullopt if an argument is of a kind it does
+/// Writes the signature of a call into `key`, replacing its contents but
+/// keeping its capacity (a caller that keeps one buffer per thread builds
+/// signatures without allocating). False if an argument is of a kind it does
 /// not describe (then every call runs synchronously).
-std::optional<std::string> launch_signature(const c10::OperatorHandle& op,
-                                            c10::ArrayRef<c10::IValue> args);
+bool launch_signature(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
+                      std::string& key);
 
 /// The record for `signature`, or null.
 std::shared_ptr<const LaunchRecord> lookup_launch(const std::string& signature);

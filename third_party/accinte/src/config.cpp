@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 namespace accinte {
 namespace {
@@ -17,6 +18,8 @@ constexpr int kDefaultDeviceCount = 2;
 constexpr size_t kDefaultDeviceMemory = size_t{4} << 30;
 constexpr size_t kDefaultLaunchQueueDepth = 1024;
 constexpr size_t kMaxLaunchQueueDepth = size_t{1} << 20;
+constexpr int kSpinMicrosecondsWithCoresToSpare = 50;
+constexpr int kMaxSpinMicroseconds = 10000;
 
 // ACCINTE_DEVICE_COUNT: a decimal integer in [1, ACCINTE_MAX_DEVICE_COUNT].
 int parseDeviceCount(const char* text) {
@@ -76,6 +79,27 @@ size_t parseLaunchQueueDepth(const char* text) {
   return static_cast<size_t>(value);
 }
 
+// The default spin, as cudaDeviceScheduleAuto chooses: spin where there are
+// cores to spare (more than the host thread and one worker need), sleep at
+// once where the spinning thread would take the core its partner needs.
+int defaultSpinMicroseconds() {
+  return std::thread::hardware_concurrency() > 2 ? kSpinMicrosecondsWithCoresToSpare : 0;
+}
+
+// ACCINTE_SPIN_US: a decimal integer in [0, 10000]; 0 sleeps at once.
+int parseSpinMicroseconds(const char* text) {
+  if (text == nullptr || !std::isdigit(static_cast<unsigned char>(*text))) {
+    return defaultSpinMicroseconds();
+  }
+  errno = 0;
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  if (errno != 0 || *end != '\0' || value < 0 || value > kMaxSpinMicroseconds) {
+    return defaultSpinMicroseconds();
+  }
+  return static_cast<int>(value);
+}
+
 bool parseStrict(const char* text) {
   return text != nullptr && std::strcmp(text, "1") == 0;
 }
@@ -89,6 +113,7 @@ const Config& config() {
       parseDeviceMemory(std::getenv("ACCINTE_DEVICE_MEMORY")),
       parseStrict(std::getenv("ACCINTE_STRICT")),
       parseLaunchQueueDepth(std::getenv("ACCINTE_LAUNCH_QUEUE_DEPTH")),
+      parseSpinMicroseconds(std::getenv("ACCINTE_SPIN_US")),
   };
   return kConfig;
 }

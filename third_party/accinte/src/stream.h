@@ -5,6 +5,7 @@
 
 #include "runtime.h"
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -107,7 +108,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // The stream runs its work again.
   void clearCapture();
 
-  // True when every task issued so far has finished.
+  // True when every task issued so far has finished. Lock-free.
   bool idle() const;
   // Blocks until every task queued before the call has finished.
   void waitIdle();
@@ -127,8 +128,11 @@ class Stream : public std::enable_shared_from_this<Stream> {
   std::condition_variable doneCv_;  // a task finished
   std::condition_variable roomCv_;  // a task left the queue
   std::deque<std::pair<uint64_t, Task>> queue_;
-  uint64_t issued_ = 0;    // tickets handed out
-  uint64_t finished_ = 0;  // tickets whose task has returned
+  // Tickets handed out, and tickets whose task has returned: written under
+  // mutex_, read without it by the spins of Note [accinte spin before
+  // sleeping].
+  std::atomic<uint64_t> issued_{0};
+  std::atomic<uint64_t> finished_{0};
   acError_t error_ = acSuccess;
   uint64_t errorTicket_ = 0;
   bool stopping_ = false;
