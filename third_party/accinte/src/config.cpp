@@ -18,7 +18,7 @@ constexpr int kDefaultDeviceCount = 2;
 constexpr size_t kDefaultDeviceMemory = size_t{4} << 30;
 constexpr size_t kDefaultLaunchQueueDepth = 1024;
 constexpr size_t kMaxLaunchQueueDepth = size_t{1} << 20;
-constexpr int kSpinMicrosecondsWithCoresToSpare = 50;
+constexpr int kDefaultSpinMicroseconds = 50;
 constexpr int kMaxSpinMicroseconds = 10000;
 
 // ACCINTE_DEVICE_COUNT: a decimal integer in [1, ACCINTE_MAX_DEVICE_COUNT].
@@ -79,11 +79,10 @@ size_t parseLaunchQueueDepth(const char* text) {
   return static_cast<size_t>(value);
 }
 
-// The default spin, as cudaDeviceScheduleAuto chooses: spin where there are
-// cores to spare (more than the host thread and one worker need), sleep at
-// once where the spinning thread would take the core its partner needs.
+// The default spin (Note [accinte spin before sleeping]): the same on every
+// machine, since the spin yields the processor between reads.
 int defaultSpinMicroseconds() {
-  return std::thread::hardware_concurrency() > 2 ? kSpinMicrosecondsWithCoresToSpare : 0;
+  return kDefaultSpinMicroseconds;
 }
 
 // ACCINTE_SPIN_US: a decimal integer in [0, 10000]; 0 sleeps at once.
