@@ -15,12 +15,24 @@ import textwrap
 import pytest
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "not_under_sanitizer(reason): skipped by `make sanitize` (tools/sanitize.sh sets "
+        "ACCINTE_SANITIZER=1) for the reason given; listed in docs/chapters/testing.md")
+
+
 def pytest_collection_modifyitems(config, items):
     """The OpInfo conformance suite runs last: it is the longest part, and the
     device-memory accounting tests want a device no other test has filled.
-    The integration suite's table check follows the rest of that suite."""
+    The integration suite's table check follows the rest of that suite.
+    Under the sanitizer, tests marked not_under_sanitizer skip with their reason."""
     items.sort(key=lambda item: ("conformance" in item.nodeid,
                                  "integrations/test_table.py" in item.nodeid))
+    if os.environ.get("ACCINTE_SANITIZER") == "1":
+        for item in items:
+            for mark in item.iter_markers("not_under_sanitizer"):
+                item.add_marker(pytest.mark.skip(reason=f"under make sanitize: {mark.args[0]}"))
 
 
 @pytest.fixture
