@@ -48,7 +48,8 @@ test: build
 
 # AddressSanitizer + UndefinedBehaviorSanitizer: an instrumented copy of the
 # libraries in build-asan/ and pytest under it (tools/sanitize.sh). Slow, so not
-# part of `make test`; `make sanitize PYTEST_ARGS=tests/test_ops.py` picks tests.
+# part of `make test`; `make sanitize PYTEST_ARGS=tests/test_ops.py` picks tests,
+# `make sanitize PYTEST_ARGS=tests` runs the whole suite.
 sanitize: $(STAMP)
 	tools/sanitize.sh $(PYTEST_ARGS)
 

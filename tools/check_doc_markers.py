@@ -35,7 +35,7 @@ from pathlib import Path
 
 # What counts as source: where markers may live.
 SOURCE_SUFFIXES = {".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".cu", ".py", ".cmake", ".toml",
-                   ".mk"}
+                   ".mk", ".sh"}
 SOURCE_NAMES = {"CMakeLists.txt", "Makefile", "GNUmakefile"}
 # Directories never scanned (relative to the root), and names skipped anywhere.
 SKIP_PATHS = {Path("docs/_build")}

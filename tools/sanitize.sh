@@ -32,18 +32,24 @@ if [ ! -f "$SAN/CMakeCache.txt" ]; then
 fi
 "$ROOT/.venv/bin/cmake" --build "$SAN" -j "${MAX_JOBS:-$(nproc)}"
 
+# LITERALINCLUDE START: TESTING SANITIZER ENVIRONMENT
 # Python and torch are not instrumented: libasan must be loaded first, and
 # libstdc++ with it (the interpreter does not link it, and ASan's __cxa_throw
-# interceptor must find it at start-up); leaks are not reported (the
-# interpreter keeps memory until exit by design); an allocation that cannot be
-# served returns null, as glibc's does (the runtime tests ask for 2^62 bytes
-# on purpose); SIGSEGV is left to the process (strict-mode tests make the
-# host fault on purpose and expect it to die of SIGSEGV; a real memory error
-# is caught by the instrumentation before it faults); and a UBSan finding
-# stops the process so the test that caused it fails.
+# interceptor must find it at start-up). Every process the tests start
+# inherits both (child interpreters, spawned workers, torchrun's ranks, the
+# compilers Inductor runs, Chromium).
 export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libstdc++.so.6)"
-# Options already in the environment come last and so win (ASAN_OPTIONS=handle_segv=1
-# makes ASan print the native stack of a SIGSEGV, for instance).
+# detect_leaks=0: the interpreter keeps memory until exit by design.
+# allocator_may_return_null=1: an allocation that cannot be served returns
+#   null, as glibc's does (the runtime tests ask for 2^62 bytes on purpose).
+# handle_segv=0, allow_user_segv_handler=1: SIGSEGV is left to the process.
+#   Strict-mode tests make the host fault on purpose and expect it to die of
+#   SIGSEGV; ASan's handler would turn that into a report and SIGABRT. A real
+#   memory error in the instrumented code is caught before it faults.
+# abort_on_error=1, halt_on_error=1: a finding stops the process, so the test
+#   that caused it fails (a child's finding fails the test that started it).
+# Options already in the environment come last and so win:
+#   ASAN_OPTIONS=handle_segv=1 prints the native stack of any SIGSEGV.
 export ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1:abort_on_error=1:allow_user_segv_handler=1:handle_segv=0:detect_odr_violation=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 export PYTHONPATH="$SAN/pkg${PYTHONPATH:+:$PYTHONPATH}"
@@ -56,6 +62,7 @@ export PYTHONSAFEPATH=1
 export ACCINTE_LIBRARY="$PKG/lib/libaccinte.so"
 # Tests marked not_under_sanitizer skip, each with its reason (tests/conftest.py).
 export ACCINTE_SANITIZER=1
+# LITERALINCLUDE END: TESTING SANITIZER ENVIRONMENT
 cd "$ROOT"
 # Refuse to report a clean run of libraries that were not instrumented.
 "$PY" -c "
