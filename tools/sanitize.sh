@@ -3,7 +3,9 @@
 # UndefinedBehaviorSanitizer into build-asan/ (the regular build/ and the
 # libraries in torch_accinte/ are not touched), then runs pytest in a Python
 # process with libasan preloaded. Arguments go to pytest; without any it runs
-# the robustness suite and the runtime tests (see docs/chapters/testing.md).
+# the robustness suite and the runtime tests, and any argument replaces that
+# default (options alone run the whole suite, pytest's testpaths); `tests` is
+# the whole suite (see docs/chapters/testing.md).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SAN=$ROOT/build-asan

@@ -1,7 +1,15 @@
 """fork() while other threads allocate: no child may hang on a lock a parent
 thread held at the moment of fork (Note [accinte fork safety])."""
 
+import pytest
 
+
+# GCC 12's libasan takes no lock of its own around fork(): a child forked while
+# a parent thread is inside ASan's allocator may hang in it for good (seen once
+# in ~100 forks, in __sanitizer::StackDepot under free(); google/sanitizers#774).
+@pytest.mark.not_under_sanitizer(
+    "a child forked while a parent thread is inside ASan's allocator hangs on ASan's own lock "
+    "(GCC 12's libasan does not lock it around fork; google/sanitizers#774)")
 def test_children_free_inherited_tensors_while_parent_threads_allocate(cases):
     cases.check("""
         import signal
