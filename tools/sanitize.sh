@@ -50,6 +50,8 @@ export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=lib
 #   memory error in the instrumented code is caught before it faults.
 # abort_on_error=1, halt_on_error=1: a finding stops the process, so the test
 #   that caused it fails (a child's finding fails the test that started it).
+# detect_odr_violation=0: from the first version of this script; the default
+#   run and tests/test_ops.py with detect_odr_violation=2 reported nothing.
 # Options already in the environment come last and so win:
 #   ASAN_OPTIONS=handle_segv=1 prints the native stack of any SIGSEGV.
 export ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1:abort_on_error=1:allow_user_segv_handler=1:handle_segv=0:detect_odr_violation=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
