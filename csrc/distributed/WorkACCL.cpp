@@ -83,48 +83,55 @@ void WorkACCL::synchronize() {
 }
 
 // LITERALINCLUDE START: ACCL WORK WAIT
+void WorkACCL::order_current_stream() {
+  // The current stream waits for the collective's end (a send's too, whose
+  // Future holds no output of its own); the Future records the outputs on
+  // it for the caching allocator.
+  const auto stream = c10::accinte::getCurrentAccInteStream(device_);
+  end_->block(stream);
+  future_->wait();
+  // Behind that wait, a check that turns a failed collective into a failure
+  // of the current stream, reported at its next synchronisation.
+  c10::accinte::launch_kernel(stream, [status = status_] {
+    if (status->failed()) {
+      throw std::runtime_error(status->message());
+    }
+  }, "accl::check_collective");
+}
+
 bool WorkACCL::wait(std::chrono::milliseconds timeout) {
   throw_if_failed();
-  if (blocking_ && timeout == kNoTimeout) {
-    synchronize();
-    return true;
-  }
   if (!blocking_) {
-    // The current stream waits for the collective's end (a send's too, whose
-    // Future holds no output of its own); the Future records the outputs on
-    // it for the caching allocator.
-    const auto stream = c10::accinte::getCurrentAccInteStream(device_);
-    end_->block(stream);
-    future_->wait();
-    // Behind that wait, a check that turns a failed collective into a failure
-    // of the current stream, reported at its next synchronisation.
-    c10::accinte::launch_kernel(stream, [status = status_] {
-      if (status->failed()) {
-        throw std::runtime_error(status->message());
-      }
-    }, "accl::check_collective");
+    order_current_stream();
   }
-  if (timeout != kNoTimeout) {
-    // As WorkNCCL::wait(timeout): the host waits too, for at most `timeout`
-    // from the moment the collective was queued.
-    if (!host_wait_until(queued_ + timeout)) {
-      const auto ran = std::chrono::duration_cast<std::chrono::milliseconds>(
-          std::chrono::steady_clock::now() - queued_);
-      const std::string message = c10::str(
-          "accl: ", name_, " on rank ", rank_,
-          " timed out in Work.wait(timeout=", timeout.count(), " ms): it ran for ",
-          ran.count(), " ms without finishing (a peer may be stalled or gone); the "
-          "process group is aborted");
-      status_->fail(message);
-      if (on_timeout_) {
-        on_timeout_(message);
-      }
-    }
+  // As WorkNCCL::wait(timeout): with a timeout the host waits too, for at
+  // most `timeout` from the moment the collective was queued.
+  if (timeout != kNoTimeout && !host_wait_until(queued_ + timeout)) {
+    give_up(timeout);
+  }
+  if (blocking_) {
+    synchronize(); // a barrier: the host waits (at once if it ended above)
+  } else if (timeout != kNoTimeout) {
     throw_if_failed();
   }
   return true;
 }
 // LITERALINCLUDE END: ACCL WORK WAIT
+
+void WorkACCL::give_up(std::chrono::milliseconds timeout) {
+  const auto ran = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - queued_);
+  const std::string message = c10::str(
+      "accl: ", name_, " on rank ", rank_, " timed out in Work.wait(timeout=", timeout.count(),
+      " ms): it ran for ", ran.count(), " ms without finishing (a peer may be stalled or "
+      "gone); the process group is aborted");
+  status_->fail(message);
+  if (on_timeout_) {
+    on_timeout_(message);
+  }
+  // The Work's first failure: this one, unless the kernel failed meanwhile.
+  C10_THROW_ERROR(DistBackendError, status_->message());
+}
 
 bool WorkACCL::host_wait_until(std::chrono::steady_clock::time_point deadline) const {
   c10::accinte::HostWaitGuard no_gil;

@@ -100,8 +100,12 @@ class WorkACCL final : public c10d::Work {
 
  private:
   void throw_if_failed() const;
+  /// wait()'s ordering of the current stream after the collective.
+  void order_current_stream();
   /// Blocks the host until the end event completes or `deadline`; false on time-out.
   bool host_wait_until(std::chrono::steady_clock::time_point deadline) const;
+  /// wait(timeout) ran out of time: fails the Work and the group, then throws.
+  [[noreturn]] void give_up(std::chrono::milliseconds timeout);
 
   const char* const name_; // the collective's, for messages
   const c10::DeviceIndex device_;

@@ -198,6 +198,22 @@ def test_a_stalled_or_dead_peer_fails_the_collective():
 WAIT_TIMEOUT_MS = 1000  # Work.wait(timeout=...), far shorter than the group's timeout
 
 
+def _wait_with_timeout_in_time(rank):
+    harness.init("accl")
+    x = torch.full((3,), rank + 1.0, device=harness.device())
+    work = dist.all_reduce(x, async_op=True)
+    returned = work.wait(timeout=datetime.timedelta(seconds=30))
+    completed = work.is_completed()  # the host waited for the collective
+    barrier = dist.barrier(async_op=True).wait(timeout=datetime.timedelta(seconds=30))
+    return returned, completed, barrier, x.cpu().tolist()
+
+
+def test_wait_with_a_timeout_returns_once_the_collective_ended():
+    for returned, completed, barrier, values in harness.run(_wait_with_timeout_in_time):
+        assert returned is True and completed is True and barrier is True
+        assert values == [3.0, 3.0, 3.0]
+
+
 def _wait_times_out(rank):
     harness.init("accl", timeout=datetime.timedelta(seconds=GROUP_TIMEOUT))
     x = torch.ones(4, device=harness.device())
