@@ -161,6 +161,18 @@ def test_old_block_of_a_grown_storage_waits_for_the_copy():
     assert torch.equal(y.cpu(), torch.full((1024,), 7.0))
 
 
+def test_item_waits_for_its_stream_only():
+    # As on CUDA, .item() waits for the current stream, not for the device:
+    # another stream held busy does not hold it up.
+    x = torch.arange(4.0, device="accinte")
+    torch.accinte.synchronize()
+    side = torch.accinte.Stream()
+    with hold_stream() as hold:
+        with torch.accinte.stream(side):
+            assert (x * 2).sum().item() == 12
+        assert hold.held(), ".item() waited for another stream"
+
+
 def test_views_returned_by_kernels_share_memory():
     x = torch.arange(12.0, device="accinte")
     u = x.unfold(0, 4, 2)  # a view computed by a CPU kernel
