@@ -21,8 +21,11 @@ namespace {
 // could make a thread's copy wrong (a signature recorded again, the map
 // cleared); a thread whose copy is of an older generation drops it.
 
-// Bounds memory: a map is cleared when it grows past this many entries.
+// Bound memory: a map is cleared when it grows past this many entries (a
+// training loop uses a few hundred signatures; every launching thread, the
+// autograd engine's included, keeps a copy of those it uses).
 constexpr size_t kMaxEntries = 1 << 14;
+constexpr size_t kMaxThreadEntries = 1 << 12;
 
 using Records = ska::flat_hash_map<std::string, std::shared_ptr<const LaunchRecord>>;
 
@@ -176,7 +179,7 @@ std::shared_ptr<const LaunchRecord> lookup_launch(const std::string& signature) 
     }
     record = it->second;
   }
-  if (mine.records.size() >= kMaxEntries) {
+  if (mine.records.size() >= kMaxThreadEntries) {
     mine.records.clear();
   }
   mine.records.emplace(signature, record);
