@@ -52,16 +52,15 @@ def dtype_candidates() -> dict[str, str]:
     found = {}
     for op in op_db:
         only_cuda = set(op.dtypesIf["cuda"]) - set(op.dtypes)
+        if not only_cuda:
+            continue
         base = _base_dtype(op)
-        if not only_cuda or base is None:
+        if base is None:  # an OpInfo of an operator only CUDA runs
+            found[f"{op_key(op)} (CUDA only)"] = "declares no CPU dtype"
             continue
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                sample = next(iter(op.sample_inputs("cpu", base, requires_grad=False)))
-        except Exception:  # noqa: BLE001 — no sample: an OpInfo of a CUDA-only operator
-            found[f"{op_key(op)} (no CPU sample)"] = "no sample on the CPU"
-            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sample = next(iter(op.sample_inputs("cpu", base, requires_grad=False)))
         for dtype in sorted(only_cuda, key=str):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -106,14 +105,14 @@ TRIAGE: list[tuple[str, str, str]] = [
      "nothing takes the absolute value or trace of a mask"),
     (r"(nanmean|nansum) complex(64|128)", "not reached",
      "torchmetrics' nanmean and nansum are over real tensors"),
-    (r"torch\.ops\.aten\._(flash|efficient)_attention_forward \(no CPU sample\)", "not reached",
+    (r"torch\.ops\.aten\._(flash|efficient)_attention_forward \(CUDA only\)", "not reached",
      "CUDA's attention backends; accinte answers SDPA with the overrideable backend"),
-    (r"nn\.functional\.batch_norm\.without_cudnn \(no CPU sample\)", "not reached",
+    (r"nn\.functional\.batch_norm\.without_cudnn \(CUDA only\)", "not reached",
      "an OpInfo variant that only turns cuDNN off; batch_norm itself runs the CPU's kernel"),
     # operators
     (r"batch_norm_(stats|elemt(\.out)?|gather_stats(_with_counts)?|backward_reduce|backward_elemt)",
      "kernel", "nn.SyncBatchNorm on 2+ processes (DDP, Lightning sync_batchnorm=True) (SyncBatchNorm.cpp)"),
-    (r"(_use_)?(_)?cudnn_\w+(\.\w+)?|_cudnn_\w+(\.\w+)?|miopen_\w+(\.\w+)?|_use_miopen_ctc_loss(\.Tensor)?",
+    (r"(_use)?_?cudnn_(?!attention)\w+(\.\w+)?|(_use_)?miopen_\w+(\.\w+)?",
      "not reached", "called only where PyTorch chose cuDNN or MIOpen for a CUDA tensor"),
     (r"_(fused_dropout|masked_scale)", "not reached",
      "legacy dropout kernels; dropout calls native_dropout, which accinte has"),
@@ -122,9 +121,10 @@ TRIAGE: list[tuple[str, str, str]] = [
     (r"_cslt_\w+|_sparse_semi_structured_\w+|_to_sparse_semi_structured|_mixed_dtypes_linear",
      "not reached", "cuSPARSELt and CUTLASS kernels for 2:4 sparsity, called only by torchao"),
     (r"_convert_weight_to_int4pack|_weight_int4pack_mm", "not reached",
-     "torchao and transformers' int4 quantizers call the _for_cpu variants off CUDA"),
+     "no installed library calls them (torchao's int4 path, not installed)"),
     (r"_scaled_grouped_mm(_v2)?", "not reached",
-     "FP8 grouped GEMM of torchao; transformers' MoE calls _grouped_mm, composite in 2.13"),
+     "FP8 grouped GEMM; no installed library calls it (transformers' MoE calls _grouped_mm, "
+     "composite in 2.13)"),
     (r"_philox_\w+", "not reached", "Inductor's CUDA RNG functionalization"),
     (r"_fused_rms_norm_backward", "not reached",
      "rms_norm's backward is composite off CUDA and XPU"),

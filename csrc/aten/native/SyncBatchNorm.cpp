@@ -192,7 +192,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> batch_norm_backward_r
   return {sum_dy, sum_dy_xmu, grad_weight, grad_bias};
 }
 
-// LITERALINCLUDE START: SYNC BATCH NORM BACKWARD ELEMT
 at::Tensor batch_norm_backward_elemt(const at::Tensor& grad_out, const at::Tensor& input,
                                      const at::Tensor& mean, const at::Tensor& invstd,
                                      const std::optional<at::Tensor>& weight,
@@ -220,6 +219,5 @@ at::Tensor batch_norm_backward_elemt(const at::Tensor& grad_out, const at::Tenso
   grad_input.copy_(grad);
   return grad_input;
 }
-// LITERALINCLUDE END: SYNC BATCH NORM BACKWARD ELEMT
 
 } // namespace at::native::accinte
