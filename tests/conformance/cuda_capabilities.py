@@ -11,6 +11,8 @@ new PyTorch is searched again by running this module:
   CUDA declares, the OpInfo's first sample is cast to it and run on the CPU;
   the pair is a candidate if the CPU refuses it (an OpInfo's list can be
   narrower than its kernel's).
+- backward dtypes: the same for `backward_dtypes` and
+  `backward_dtypesIf["cuda"]`, the sample's backward run on the CPU.
 - operators: native_functions.yaml (torchgen/packaged) names each operator's
   kernels by dispatch key; the CPU wheel registers no CUDA kernel, so the file,
   not the dispatcher, says which operators have a CUDA kernel and neither a
@@ -70,6 +72,31 @@ def dtype_candidates() -> dict[str, str]:
     return found
 
 
+def backward_candidates() -> dict[str, str]:
+    """`"op dtype backward"` -> the CPU's refusal, for each dtype an OpInfo
+    declares for CUDA's backward and not for the CPU's (forward dtypes only
+    CUDA has are in `dtype_candidates`), and whose backward the CPU refuses."""
+    found = {}
+    for op in op_db:
+        if not op.supports_autograd:
+            continue
+        only_cuda = (set(op.backward_dtypesIfCUDA) - set(op.backward_dtypes)
+                     - (set(op.dtypesIf["cuda"]) - set(op.dtypes)))
+        for dtype in sorted(only_cuda, key=str):
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    sample = next(iter(op.sample_inputs("cpu", dtype, requires_grad=True)))
+                    result = op(sample.input, *sample.args, **sample.kwargs)
+                    outputs = [t for t in (result if isinstance(result, (tuple, list)) else [result])
+                               if isinstance(t, torch.Tensor) and t.requires_grad]
+                    torch.autograd.backward([t.abs().sum() if t.is_complex() else t.sum()
+                                             for t in outputs])
+            except Exception as error:  # noqa: BLE001 — the refusal is the result
+                found[f"{op_key(op)} {_dtype_name(dtype)} backward"] = f"{type(error).__name__}: {error}"
+    return found
+
+
 def dispatch_candidates() -> list[str]:
     """Overload names (`"batch_norm_stats"`, `"mm.dtype"`) whose entry in
     native_functions.yaml has a CUDA kernel and no CPU or composite one."""
@@ -94,7 +121,7 @@ TRIAGE: list[tuple[str, str, str]] = [
      "diffusers' video autoencoders and transformers, torchmetrics' 3-D SSIM (LowPrecision.cpp)"),
     (r"_upsample_bilinear2d_aa (float16|bfloat16)", "kernel",
      "transformers' SAM2/SAM3 video trackers and VideoPrism resize with antialias (LowPrecision.cpp)"),
-    (r".* complex32", "not reached",
+    (r".* complex32( backward)?", "not reached",
      "no library computes in complex32; diffusers upcasts before its FFTs"),
     (r"fft\.\w+ float16", "not reached",
      "diffusers' FreeU, FreeInit and FasterCache cast to float32 before the FFT"),
@@ -147,6 +174,7 @@ def triage(candidate: str) -> tuple[str, str] | None:
 
 def main() -> None:
     for title, names in (("dtypes", list(dtype_candidates())),
+                         ("backward dtypes", list(backward_candidates())),
                          ("operators", dispatch_candidates())):
         print(f"{title}: {len(names)} candidates")
         for name in names:

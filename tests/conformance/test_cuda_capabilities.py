@@ -18,7 +18,7 @@ from .opinfo_runner import op_db, op_key
 
 @pytest.fixture(scope="module")
 def candidates() -> list[str]:
-    return list(C.dtype_candidates()) + C.dispatch_candidates()
+    return list(C.dtype_candidates()) + list(C.backward_candidates()) + C.dispatch_candidates()
 
 
 def test_every_candidate_is_triaged_once(candidates):
