@@ -112,14 +112,18 @@ std::tuple<at::Tensor, at::Tensor> batch_norm_gather_stats_with_counts(
     n.add_(count);
   }
   const at::Tensor out_invstd = var_n.div(n).add_(eps).sqrt_().reciprocal_();
+  // (1 - momentum) * running + momentum * statistic, momentum and 1 - momentum
+  // in the accumulate type as CUDA's kernel computes them.
+  const double mom = acc == at::kDouble ? momentum : static_cast<float>(momentum);
+  const double keep = acc == at::kDouble ? 1 - momentum : 1.0f - static_cast<float>(momentum);
   if (has_running_mean) {
     const at::Tensor& running_mean = *running_mean_opt;
-    running_mean.copy_(running_mean.to(acc).mul(1 - momentum).add_(avg.mul(momentum)));
+    running_mean.copy_(running_mean.to(acc).mul(keep).add_(avg.mul(mom)));
   }
   if (has_running_var) {
     const at::Tensor& running_var = *running_var_opt;
     const at::Tensor unbiased = var_n.div(n.sub(1));
-    running_var.copy_(running_var.to(acc).mul(1 - momentum).add_(unbiased.mul_(momentum)));
+    running_var.copy_(running_var.to(acc).mul(keep).add_(unbiased.mul_(mom)));
   }
   return {avg, out_invstd};
 }
