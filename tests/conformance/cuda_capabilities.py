@@ -20,7 +20,7 @@ new PyTorch is searched again by running this module:
 
 `TRIAGE` records what accinte does about each candidate and why (the evidence
 of which library reaches it is in docs/chapters/operators.md, "What CUDA
-accepts and the CPU refuses"); tests/test_cuda_parity.py fails when a
+accepts and the CPU refuses"); test_cuda_capabilities.py fails when a
 candidate is not triaged or a triage entry matches nothing.
 `python -m tests.conformance.cuda_capabilities` prints both lists.
 """
@@ -112,7 +112,8 @@ def dispatch_candidates() -> list[str]:
 
 # What accinte does about each candidate: a regular expression over the
 # candidate's name, the decision, and the reason. "kernel" = accinte has a
-# kernel of its own (tests/test_cuda_parity.py checks each).
+# kernel of its own (test_cuda_capabilities.py checks that it runs,
+# tests/test_cuda_parity.py what it computes).
 TRIAGE: list[tuple[str, str, str]] = [
     # dtypes
     (r"histc (u?int\d+)", "kernel",

@@ -6,6 +6,7 @@ triaged (and the table in docs/chapters/operators.md updated)."""
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import pytest
@@ -17,29 +18,35 @@ from .opinfo_runner import op_db, op_key
 
 
 @pytest.fixture(scope="module")
-def candidates() -> list[str]:
-    return list(C.dtype_candidates()) + list(C.backward_candidates()) + C.dispatch_candidates()
+def found() -> dict[str, list[str]]:
+    """The search, run once: candidates by source."""
+    return {"dtypes": list(C.dtype_candidates()), "backward": list(C.backward_candidates()),
+            "operators": C.dispatch_candidates()}
+
+
+@pytest.fixture(scope="module")
+def candidates(found) -> list[str]:
+    return [name for names in found.values() for name in names]
 
 
 def test_every_candidate_is_triaged_once(candidates):
     untriaged = [c for c in candidates if C.triage(c) is None]
     assert not untriaged, f"not triaged (none or several TRIAGE entries match): {untriaged}"
-    import re
     unused = [p for p, _, _ in C.TRIAGE if not any(re.fullmatch(p, c) for c in candidates)]
     assert not unused, f"TRIAGE entries matching no candidate: {unused}"
     # The search finds what the issue named: integer histc, SyncBatchNorm.
     assert "histc int32" in candidates and "batch_norm_stats" in candidates
 
 
-def test_operators_decided_kernel_have_an_accinte_kernel(candidates):
-    for name in C.dispatch_candidates():
+def test_operators_decided_kernel_have_an_accinte_kernel(found):
+    for name in found["operators"]:
         if C.triage(name)[0] == "kernel":
             op = "aten::" + name
             assert torch._C._dispatch_has_kernel_for_dispatch_key(op, "PrivateUse1"), op
 
 
-def test_dtypes_decided_kernel_run_on_accinte(candidates):
-    decided = {c for c in C.dtype_candidates() if C.triage(c)[0] == "kernel"}
+def test_dtypes_decided_kernel_run_on_accinte(found):
+    decided = {c for c in found["dtypes"] if C.triage(c)[0] == "kernel"}
     ran = set()
     for op in op_db:
         base = _base_dtype(op)
