@@ -22,7 +22,7 @@ new PyTorch is searched again by running this module:
 of which library reaches it is in docs/chapters/operators.md, "What CUDA
 accepts and the CPU refuses"); test_cuda_capabilities.py fails when a
 candidate is not triaged or a triage entry matches nothing.
-`python -m tests.conformance.cuda_capabilities` prints both lists.
+`python -m tests.conformance.cuda_capabilities` prints the three lists.
 """
 
 from __future__ import annotations
