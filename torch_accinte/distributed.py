@@ -43,9 +43,10 @@ def _create(opts, backend_options) -> object:
     if not isinstance(timeout, datetime.timedelta):
         timeout = datetime.timedelta(seconds=float(timeout))
     rank, size = opts.group_rank, opts.group_size
+    choice = _engine_choice()  # a bad ACCL_ENGINE fails every rank before any rendezvous
     gloo = dist.ProcessGroupGloo(opts.store, rank, size, timeout)
     store = dist.PrefixStore("accl_engine/", opts.store)
-    if _engine(store, rank, size) == "gloo":
+    if _engine(choice, store, rank, size) == "gloo":
         return _C.ProcessGroupACCL(gloo, rank, size, timeout)
     return _with_shm(store, rank, size, lambda **shm: _C.ProcessGroupACCL(
         gloo, rank, size, timeout, **shm))
@@ -70,13 +71,18 @@ def _host_identity() -> str:
 
 
 # LITERALINCLUDE START: ACCL ENGINE CHOICE
-def _engine(store, rank: int, size: int) -> str:
-    """ "shm" if every rank of the group shares this host (each publishes its host identity
-    in the group's store) and ACCL_ENGINE does not say "gloo"; else "gloo". Every rank
-    reaches the same answer. ACCL_ENGINE=shm on ranks of several hosts is an error."""
+def _engine_choice() -> str:
+    """ACCL_ENGINE: "shm", "gloo", or "auto" when unset."""
     choice = os.environ.get(ENGINE_ENV, "").strip().lower() or "auto"
     if choice not in ("auto", "shm", "gloo"):
         raise ValueError(f"{ENGINE_ENV}={choice!r}: expected 'shm', 'gloo' or unset")
+    return choice
+
+
+def _engine(choice: str, store, rank: int, size: int) -> str:
+    """ "shm" if every rank of the group shares this host (each publishes its host identity
+    in the group's store) and `choice` (ACCL_ENGINE) is not "gloo"; else "gloo". Every rank
+    reaches the same answer. ACCL_ENGINE=shm on ranks of several hosts is an error."""
     if choice == "gloo":
         return "gloo"
     mine = _host_identity()
