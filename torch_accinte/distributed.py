@@ -9,8 +9,10 @@ of these gives accinte tensors a backend:
     dist.init_process_group("cpu:gloo,accinte:accl")     # CPU and accinte tensors
 
 The backend itself is ``torch_accinte._C.ProcessGroupACCL`` (C++, csrc/distributed/): each
-collective is a kernel on a communication stream of the device, and PyTorch's own Gloo moves
-the data inside it, in place on the device memory. See csrc/distributed/README.md.
+collective is a kernel on a communication stream of the device; inside it, an engine moves the
+data in place on the device memory: the shm engine (shared memory) when every rank of the group
+runs on this host, unless ``ACCL_ENGINE=gloo``, else PyTorch's own Gloo. See
+csrc/distributed/README.md.
 """
 
 from __future__ import annotations

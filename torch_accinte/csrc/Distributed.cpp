@@ -20,7 +20,8 @@ void add_distributed_functions(py::module_& m) {
   py::class_<ProcessGroupACCL, c10d::Backend, c10::intrusive_ptr<ProcessGroupACCL>>(
       m, "ProcessGroupACCL",
       "torch.distributed's backend for accinte tensors: collectives as kernels on a "
-      "communication stream, moved by Gloo on the device memory (see csrc/distributed/).")
+      "communication stream, moved through shared memory (ranks on one host) or by Gloo, "
+      "on the device memory (see csrc/distributed/).")
       .def(py::init([](const py::object& gloo, int rank, int size,
                        std::chrono::milliseconds timeout, int shm_fd, uint64_t shm_nonce,
                        size_t shm_slot_bytes) {
