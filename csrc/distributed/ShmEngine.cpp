@@ -27,23 +27,32 @@ bool reduces_here(const ReduceOp& op) {
   }
 }
 
-at::Tensor combine(const at::Tensor& a, const at::Tensor& b, const ReduceOp& op) {
+// out = a (op) b; `out` may be `a`.
+void combine(at::Tensor out, const at::Tensor& a, const at::Tensor& b,
+             const ReduceOp& op) {
   switch (op) {
     case ReduceOp::SUM:
     case ReduceOp::AVG:
-      return at::add(a, b);
+      at::add_out(out, a, b);
+      return;
     case ReduceOp::PRODUCT:
-      return at::mul(a, b);
+      at::mul_out(out, a, b);
+      return;
     case ReduceOp::MIN:
-      return at::minimum(a, b);
+      at::minimum_out(out, a, b);
+      return;
     case ReduceOp::MAX:
-      return at::maximum(a, b);
+      at::maximum_out(out, a, b);
+      return;
     case ReduceOp::BAND:
-      return at::bitwise_and(a, b);
+      at::bitwise_and_out(out, a, b);
+      return;
     case ReduceOp::BOR:
-      return at::bitwise_or(a, b);
+      at::bitwise_or_out(out, a, b);
+      return;
     case ReduceOp::BXOR:
-      return at::bitwise_xor(a, b);
+      at::bitwise_xor_out(out, a, b);
+      return;
     default:
       TORCH_CHECK(false, "accl shm: unexpected reduction");
   }
@@ -71,16 +80,19 @@ ShmEngine::ShmEngine(std::unique_ptr<ShmSegment> segment,
   TORCH_CHECK(segment_ && fallback_, "accl: ShmEngine needs a segment and an engine to wrap");
 }
 
-void ShmEngine::reduce_into(const at::Tensor& out, const std::vector<at::Tensor>& parts,
+void ShmEngine::reduce_into(at::Tensor out, const std::vector<at::Tensor>& parts,
                             const ReduceOp& op) const {
-  at::Tensor acc = parts.size() == 1 ? parts[0].clone() : combine(parts[0], parts[1], op);
+  if (parts.size() == 1) {
+    out.copy_(parts[0]);
+  } else {
+    combine(out, parts[0], parts[1], op);
+  }
   for (size_t q = 2; q < parts.size(); ++q) {
-    acc = combine(acc, parts[q], op);
+    combine(out, out, parts[q], op);
   }
   if (op == ReduceOp::AVG) {
-    acc.div_(static_cast<int64_t>(parts.size()));
+    out.div_(static_cast<int64_t>(parts.size()));
   }
-  out.copy_(acc);
 }
 
 // LITERALINCLUDE START: ACCL SHM ALLREDUCE
@@ -97,23 +109,26 @@ EngineOp ShmEngine::allreduce(std::vector<at::Tensor>& tensors, const AllreduceO
     const int64_t count = std::min(per_chunk, t.numel() - offset);
     std::byte* data = bytes_of(t) + offset * elem;
     const int buffer = seg.next_buffer();
-    std::memcpy(seg.slot(buffer, me), data, count * elem);
-    seg.sync("allreduce");
-    // Reduce this rank's share across every slot, in rank order.
+    auto slot = [&](int q) { return seg.slot(buffer, q); };
+    std::byte* mine = slot(me);
+    // This rank's share stays in its input; the peers' shares go to its slot.
     const int64_t begin = share_begin(count, me, size), end = share_begin(count, me + 1, size);
+    std::memcpy(mine, data, begin * elem);
+    std::memcpy(mine + end * elem, data + end * elem, (count - end) * elem);
+    seg.sync("allreduce");
+    // Reduce this rank's share across every rank, in rank order, into its slot.
     if (end > begin) {
       std::vector<at::Tensor> parts;
       for (int q = 0; q < size; ++q) {
-        parts.push_back(view(seg.slot(buffer, q) + begin * elem, end - begin, t));
+        parts.push_back(view((q == me ? data : slot(q)) + begin * elem, end - begin, t));
       }
-      reduce_into(view(seg.slot(buffer, me) + begin * elem, end - begin, t), parts,
-                  opts.reduceOp);
+      reduce_into(view(mine + begin * elem, end - begin, t), parts, opts.reduceOp);
     }
     seg.sync("allreduce");
     // Every share from the rank that reduced it.
     for (int q = 0; q < size; ++q) {
       const int64_t b = share_begin(count, q, size), e = share_begin(count, q + 1, size);
-      std::memcpy(data + b * elem, seg.slot(buffer, q) + b * elem, (e - b) * elem);
+      std::memcpy(data + b * elem, slot(q) + b * elem, (e - b) * elem);
     }
   }
   return nullptr;

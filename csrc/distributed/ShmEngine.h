@@ -15,12 +15,12 @@
 // one moves a collective. An operation here finishes before its call
 // returns (the handle is null: nothing left to wait for).
 //
-// all_reduce of one chunk: each rank copies its part of the input into its
-// slot and syncs; rank r then reduces share r of the chunk (the r-th of
-// `size` equal element ranges) across every slot, in rank order 0, 1, ...,
-// with ATen's CPU operators, and writes the result over share r of its own
-// slot; after a second sync every rank copies each share from the slot of
-// the rank that reduced it. Each element is thus reduced once, by one rank,
+// all_reduce of one chunk, split in `size` shares (equal element ranges):
+// each rank copies the peers' shares of its input into its slot and syncs;
+// rank r then reduces share r across every rank (its own input, the peers'
+// slots), in rank order 0, 1, ..., with ATen's CPU operators, into share r of
+// its own slot; after a second sync every rank copies each share from the
+// slot of the rank that reduced it. Each element is thus reduced once, by one rank,
 // in one order: the result is bit-identical on every rank, and equal to the
 // CPU's (and to Gloo's) for any two ranks. AVG sums, then divides by `size`
 // (as Gloo). reduce_scatter_tensor is the first half (one sync per chunk),
@@ -72,7 +72,7 @@ class ShmEngine final : public CollectiveEngine {
 
  private:
   /// Reduces `parts` (one per rank, in rank order) into `out` with `op`.
-  void reduce_into(const at::Tensor& out, const std::vector<at::Tensor>& parts,
+  void reduce_into(at::Tensor out, const std::vector<at::Tensor>& parts,
                    const ReduceOp& op) const;
 
   std::unique_ptr<ShmSegment> segment_;
