@@ -48,6 +48,27 @@ def test_an_unknown_engine_name_is_refused():
         assert "ACCL_ENGINE='nccl': expected 'shm', 'gloo' or unset" in message
 
 
+def _as_if_on_two_hosts(rank):
+    """Each rank reports a host identity of its own, as ranks on two machines would."""
+    from unittest import mock
+
+    import torch_accinte.distributed as accl
+
+    with mock.patch.object(accl, "_host_identity", lambda: f"host-{rank}"):
+        try:
+            harness.init("accl")
+        except RuntimeError as e:
+            return str(e)
+        return engine()
+
+
+def test_ranks_on_different_hosts_use_gloo_and_refuse_shm():
+    assert harness.run(_as_if_on_two_hosts) == ["gloo", "gloo"]
+    for message in harness.run(_as_if_on_two_hosts, env={"ACCL_ENGINE": "shm"}):
+        assert "ACCL_ENGINE=shm, but the ranks of this group do not all run on one host" in \
+            message, message
+
+
 def value(rank, dtype, n, salt):
     g = torch.Generator().manual_seed(131 * salt + rank)
     if dtype == torch.bool:
