@@ -3,9 +3,10 @@ ratios measured interleaved in one run.
 
 - all_reduce bus bandwidth, 1 KiB to 64 MiB of float32: accl on accinte
   tensors against Gloo on CPU tensors of the same size (target: accl >= 0.95x
-  Gloo's bandwidth, since accl runs Gloo's algorithm on the device memory
-  itself, with no copies; only a PREMUL_SUM reduce_scatter, not measured here,
-  sums a scaled host copy of its input);
+  Gloo's bandwidth). Both ranks share this host, so accl moves the bytes with
+  its shm engine (shared memory, csrc/distributed/ShmEngine.h); the "on gloo"
+  column is accl with ACCL_ENGINE=gloo, Gloo's own algorithm on the device
+  memory with no copies, against Gloo on the CPU;
 - a DDP training step (an MLP, 64 samples per rank): DDP on accinte over accl
   against DDP on the CPU over Gloo (target: <= 1.10x the time).
 
@@ -17,9 +18,10 @@ CPU thread for operators.
 
 The all_reduce rows also show a control: Gloo on CPU tensors in a second Gloo
 group, against the first, measured the same way. Both run the same code on the
-same bytes, so the control's distance from 1.00x is the noise floor of that
-row: an accl ratio means something only where the control is close to 1.
-Between 256 KiB and 4 MiB on 2 cores it often is not. There Gloo's TCP
+same bytes, so the control's distance from 1.00x is the noise floor of the
+Gloo side of that row. Between 256 KiB and 4 MiB on 2 cores it is wide (and so
+is "on gloo"'s, which rides the same transport); the shm engine does not go
+through it. There Gloo's TCP
 transport stalls a collective for a scheduler tick (4 ms at HZ=250) whenever
 its I/O thread busy-polls a socket whose lock another of its threads holds
 while preempted (gloo/transport/tcp: Pair::handleEvents only try-locks, and
@@ -32,6 +34,7 @@ depends on where the scheduler puts each group's threads.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import time
@@ -73,22 +76,39 @@ def interleaved(fns: dict, inner: int, repeats: int) -> dict:
     return {name: statistics.median(s) for name, s in samples.items()}
 
 
+def accl_group_on_gloo():
+    """A second accl group whose engine is Gloo (ACCL_ENGINE=gloo while it is made)."""
+    saved = os.environ.get("ACCL_ENGINE")
+    os.environ["ACCL_ENGINE"] = "gloo"
+    try:
+        return dist.new_group(backend="accl")
+    finally:
+        if saved is None:
+            del os.environ["ACCL_ENGINE"]
+        else:
+            os.environ["ACCL_ENGINE"] = saved
+
+
 def all_reduce_rows(accinte: torch.device, sizes: list[int], repeats: int):
-    """(bytes, Gloo's, accl's and the control Gloo group's bus bandwidth) per size."""
+    """(bytes, Gloo's, accl's, accl-on-Gloo's and the control Gloo group's bus bandwidth)
+    per size."""
     cpu = torch.device("cpu")
     control = dist.new_group(backend="gloo")  # a second Gloo group: the noise floor
+    on_gloo = accl_group_on_gloo()
     for nbytes in sizes:
         t = {name: torch.zeros(nbytes // 4, device=d)
-             for name, d in (("gloo", cpu), ("accl", accinte), ("control", cpu))}
+             for name, d in (("gloo", cpu), ("accl", accinte), ("on_gloo", accinte),
+                             ("control", cpu))}
         fns = {"gloo": (cpu, lambda: dist.all_reduce(t["gloo"])),
                "accl": (accinte, lambda: dist.all_reduce(t["accl"])),
+               "on_gloo": (accinte, lambda: dist.all_reduce(t["on_gloo"], group=on_gloo)),
                "control": (cpu, lambda: dist.all_reduce(t["control"], group=control))}
         inner = max(2, min(100, 4 * MiB // nbytes))
         seconds = interleaved(fns, inner, repeats)
         # Bus bandwidth as nccl-tests define it: all_reduce moves 2(n-1)/n of
         # the buffer through each rank's link.
         bus = {k: nbytes * 2 * (WORLD_SIZE - 1) / WORLD_SIZE / s for k, s in seconds.items()}
-        yield nbytes, bus["gloo"], bus["accl"], bus["control"]
+        yield nbytes, bus["gloo"], bus["accl"], bus["on_gloo"], bus["control"]
 
 
 def ddp_step(device: torch.device, rank: int):
@@ -120,15 +140,18 @@ def run(rank: int, init_method: str, quick: bool, repeats: int) -> None:
     dist.init_process_group("cpu:gloo,accinte:accl", init_method=init_method, rank=rank,
                             world_size=WORLD_SIZE)
     show = print if rank == 0 else (lambda *a, **k: None)
+    engine = dist.group.WORLD._get_backend(accinte).engine
     show(f"all_reduce, float32, {WORLD_SIZE} processes: bus bandwidth (GB/s)")
-    show(f"{'size':>10} {'gloo cpu':>10} {'accl':>10} {'ratio':>7} {'control':>8} {'target':>7}")
-    for nbytes, gloo, accl, control in all_reduce_rows(accinte, QUICK_SIZES if quick else SIZES,
-                                                       repeats):
+    show(f"{'size':>10} {'gloo cpu':>10} {'accl':>10} {'ratio':>7} {'on gloo':>8} "
+         f"{'control':>8} {'target':>7}")
+    for nbytes, gloo, accl, on_gloo, control in all_reduce_rows(
+            accinte, QUICK_SIZES if quick else SIZES, repeats):
         ratio = accl / gloo
         mark = "" if ratio >= 0.95 else "  (under target)"
         show(f"{size_name(nbytes):>10} {gloo / 1e9:10.3f} {accl / 1e9:10.3f} {ratio:6.2f}x "
-             f"{control / gloo:7.2f}x {0.95:6.2f}x{mark}")
-    show("(control: a second Gloo group on CPU tensors / the first, the noise floor of each row)")
+             f"{on_gloo / gloo:7.2f}x {control / gloo:7.2f}x {0.95:6.2f}x{mark}")
+    show(f"(accl: its {engine!r} engine; on gloo: accl with ACCL_ENGINE=gloo / Gloo on the CPU; "
+         "control: a second Gloo group on CPU tensors / the first, the noise floor of each row)")
 
     steps = {d.type: (d, ddp_step(d, rank)) for d in (torch.device("cpu"), accinte)}
     seconds = interleaved(steps, 2 if quick else 10, repeats)

@@ -56,6 +56,10 @@ ProcessGroupACCL::ProcessGroupACCL(int rank, int size, std::unique_ptr<Collectiv
 
 ProcessGroupACCL::~ProcessGroupACCL() = default;
 
+std::string ProcessGroupACCL::engine_name() const {
+  return shared_->engine->name();
+}
+
 void ProcessGroupACCL::check_usable(const char* name) const {
   if (shared_->broken.failed()) {
     C10_THROW_ERROR(DistBackendError,

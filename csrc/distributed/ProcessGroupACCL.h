@@ -73,6 +73,8 @@ class ProcessGroupACCL final : public c10d::Backend {
   ~ProcessGroupACCL() override;
 
   const std::string getBackendName() const override { return "accl"; }
+  /// The engine's name ("gloo", "shm"), for messages and tests.
+  std::string engine_name() const;
   bool supportsCoalescing() const override { return true; }
   void startCoalescing() override;
   c10::intrusive_ptr<Work> endCoalescing() override;
