@@ -4,13 +4,13 @@
 #define ACCINTE_SRC_STREAM_H_
 
 #include "runtime.h"
+#include "task.h"
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -65,8 +65,9 @@ class Completion {
 class Stream : public std::enable_shared_from_this<Stream> {
  public:
   // A task returns acSuccess, or an asynchronous error that the stream keeps
-  // until a synchronizing call reports it.
-  using Task = std::function<acError_t()>;
+  // until a synchronizing call reports it. See Note [accinte tasks without
+  // allocation].
+  using Task = accinte::Task;
 
   Stream(int device, int priority, bool isDefault);
   // Lets the worker drain the queue, then joins it. Never runs on the
