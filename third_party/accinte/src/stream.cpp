@@ -171,6 +171,7 @@ void Stream::clearCapture() {
 // around its launches (HostWaitGuard in csrc/runtime/AccInteKernel.cpp).
 // LITERALINCLUDE START: GRAPH STREAM ENQUEUE
 acError_t Stream::enqueue(Task task, const char* kind, WhenFull whenFull) {
+  bool started = false;
   {
     std::unique_lock<std::mutex> lock(mutex_);
     if (whenFull == WhenFull::kWait && !onWorkerThread()) {
@@ -186,10 +187,15 @@ acError_t Stream::enqueue(Task task, const char* kind, WhenFull whenFull) {
       // Started lazily: most pool streams are never used. May throw
       // std::system_error, before anything was queued.
       worker_ = std::thread([this] { runWorker(); });
+      started = true;
     }
     queue_.emplace_back(++issued_, std::move(task));
   }
   workCv_.notify_one();
+  if (started) {
+    // Outside the stream's lock: the registry's lock is never taken under it.
+    noteWorkerStarted(shared_from_this());
+  }
   return acSuccess;
 }
 // LITERALINCLUDE END: GRAPH STREAM ENQUEUE
