@@ -46,7 +46,11 @@ acError_t runTask(const Stream::Task& task) noexcept {
 // .item() round trip took 97 us without the spin and 7 us with it (the CPU:
 // 2-3 us); the small op and a Transformer step did not move. On the same
 // machine at a load average of 15, spinning made neither row faster nor
-// much slower, because each spin yields to the thread it waits for. Unlike
+// much slower, because each spin yields to the thread it waits for. A spin
+// that did not yield for its first 5 or 20 us (PAUSE between reads) made
+// the .item() round trip 2 to 4 times slower at a load average of 5 to 7
+// (14 us against 32 and 51 us): the spinning thread kept the core from the
+// thread it waited for. Unlike
 // cudaDeviceScheduleAuto, which spins only with cores to spare, accinte
 // spins on two cores too: its worker is a thread of the same process.
 // LITERALINCLUDE START: RUNTIME SPIN BEFORE SLEEPING
