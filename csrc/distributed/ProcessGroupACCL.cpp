@@ -228,9 +228,15 @@ c10::intrusive_ptr<Work> ProcessGroupACCL::enqueue(OpType type, const char* name
     c10::StreamGuard on_comm(comm.unwrap());
     future->markCompleted(c10::IValue(outputs));
   }
+  // Work.wait(timeout) giving up fails the group as a failed collective does,
+  // and aborts it, so destroying it does not wait for the stalled kernel.
+  auto on_timeout = [shared = shared_](const std::string& message) {
+    shared->broken.fail(message);
+    shared->aborted.store(true);
+  };
   return c10::make_intrusive<WorkACCL>(rank_, type, name, device, std::move(outputs),
                                        std::move(future), std::move(end), std::move(status),
-                                       blocking);
+                                       blocking, std::move(on_timeout));
 }
 // LITERALINCLUDE END: ACCL ENQUEUE
 

@@ -110,6 +110,11 @@ def _gathers(rank):
         single = torch.empty(2 * N, dtype=dtype, device=harness.device())
         dist.all_gather_into_tensor(single, mine)
         assert_equal(single, torch.cat(expected), f"all_gather_into_tensor {dtype}")
+        # NCCL's contract: any output shape with twice the elements
+        # (nn.SyncBatchNorm gathers into a (1, 2 * n) tensor).
+        row = torch.empty(1, 2 * N, dtype=dtype, device=harness.device())
+        dist.all_gather_into_tensor(row, mine)
+        assert_equal(row, torch.cat(expected)[None], f"all_gather_into_tensor (1, 2n) {dtype}")
         gathered = [torch.empty_like(mine) for _ in range(2)] if rank == 1 else None
         dist.gather(mine, gathered, dst=1)
         if rank == 1:
