@@ -165,9 +165,11 @@ def _dies_mid_collective(rank):
     import threading
 
     harness.init("accl", timeout=datetime.timedelta(seconds=TIMEOUT_S))
-    x = torch.ones(1 << 22, device=harness.device())  # 16 MiB in 256-byte chunks: seconds
+    # 128 MiB in 256-byte chunks: about 5 us a chunk on the 2-core machine, so seconds of
+    # collective (16 MiB finished before a peer dying at 0.3 s did, on a quiet machine).
+    x = torch.ones(1 << 25, device=harness.device())
     if rank == 1:
-        threading.Timer(0.3, harness.exit_now).start()
+        threading.Timer(0.2, harness.exit_now).start()
     start = time.monotonic()
     try:
         dist.all_reduce(x)
