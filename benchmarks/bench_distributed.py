@@ -3,16 +3,30 @@ ratios measured interleaved in one run.
 
 - all_reduce bus bandwidth, 1 KiB to 64 MiB of float32: accl on accinte
   tensors against Gloo on CPU tensors of the same size (target: accl >= 0.95x
-  Gloo's bandwidth, since accl runs Gloo's algorithm on the device memory
-  itself, with no copies; only a PREMUL_SUM reduce_scatter, not measured here,
-  sums a scaled host copy of its input);
+  Gloo's bandwidth). Both ranks share this host, so accl moves the bytes with
+  its shm engine (shared memory, csrc/distributed/ShmEngine.h); the "on gloo"
+  column is accl with ACCL_ENGINE=gloo, Gloo's own algorithm on the device
+  memory with no copies, against Gloo on the CPU;
 - a DDP training step (an MLP, 64 samples per rank): DDP on accinte over accl
   against DDP on the CPU over Gloo (target: <= 1.10x the time).
 
 Both ranks join one group, "cpu:gloo,accinte:accl", so each collective
-reaches Gloo or accl by the device of its tensors; the two sides alternate
-`--repeats` times and the table shows medians. Every accinte timing ends with
-torch.accinte.synchronize(). Each rank uses one CPU thread for operators.
+reaches Gloo or accl by the device of its tensors; the sides alternate
+`--repeats` times (each repeat in a rotated order) and the table shows medians.
+Every accinte timing ends with torch.accinte.synchronize(). Each rank uses one
+CPU thread for operators.
+
+The all_reduce rows also show a control: Gloo on CPU tensors in a second Gloo
+group, against the first, measured the same way. Both run the same code on the
+same bytes, so the control's distance from 1.00x is the noise floor of the
+Gloo side of that row. Between 256 KiB and 4 MiB on 2 cores it is wide (and so
+is "on gloo"'s, which rides the same transport); the shm engine does not go
+through it. There Gloo's TCP
+transport stalls a collective for a scheduler tick (4 ms at HZ=250) whenever
+its I/O thread busy-polls a socket whose lock another of its threads holds
+while preempted (gloo/transport/tcp: Pair::handleEvents only try-locks, and
+epoll reports the unread data again at once), and how often that happens
+depends on where the scheduler puts each group's threads.
 
     python benchmarks/bench_distributed.py [--repeats N] [--quick]
 """
@@ -20,6 +34,7 @@ torch.accinte.synchronize(). Each rank uses one CPU thread for operators.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import time
@@ -48,27 +63,52 @@ def timed(fn, device: torch.device, inner: int) -> float:
 
 
 def interleaved(fns: dict, inner: int, repeats: int) -> dict:
-    """Median seconds per call of each fn, the fns alternating, after a warm-up."""
-    for device, fn in fns.items():
+    """Median seconds per call of each fn (keyed by name, valued (device, fn)),
+    the fns alternating in an order rotated every repeat, after a warm-up."""
+    for device, fn in fns.values():
         timed(fn, device, inner)
-    samples = {device: [] for device in fns}
-    for _ in range(repeats):
-        for device, fn in fns.items():
-            samples[device].append(timed(fn, device, inner))
-    return {device: statistics.median(s) for device, s in samples.items()}
+    names = list(fns)
+    samples = {name: [] for name in names}
+    for r in range(repeats):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            device, fn = fns[name]
+            samples[name].append(timed(fn, device, inner))
+    return {name: statistics.median(s) for name, s in samples.items()}
+
+
+def accl_group_on_gloo():
+    """A second accl group whose engine is Gloo (ACCL_ENGINE=gloo while it is made)."""
+    saved = os.environ.get("ACCL_ENGINE")
+    os.environ["ACCL_ENGINE"] = "gloo"
+    try:
+        return dist.new_group(backend="accl")
+    finally:
+        if saved is None:
+            del os.environ["ACCL_ENGINE"]
+        else:
+            os.environ["ACCL_ENGINE"] = saved
 
 
 def all_reduce_rows(accinte: torch.device, sizes: list[int], repeats: int):
+    """(bytes, Gloo's, accl's, accl-on-Gloo's and the control Gloo group's bus bandwidth)
+    per size."""
     cpu = torch.device("cpu")
+    control = dist.new_group(backend="gloo")  # a second Gloo group: the noise floor
+    on_gloo = accl_group_on_gloo()
     for nbytes in sizes:
-        tensors = {d: torch.zeros(nbytes // 4, device=d) for d in (cpu, accinte)}
-        fns = {d: (lambda t=t: dist.all_reduce(t)) for d, t in tensors.items()}
+        t = {name: torch.zeros(nbytes // 4, device=d)
+             for name, d in (("gloo", cpu), ("accl", accinte), ("on_gloo", accinte),
+                             ("control", cpu))}
+        fns = {"gloo": (cpu, lambda: dist.all_reduce(t["gloo"])),
+               "accl": (accinte, lambda: dist.all_reduce(t["accl"])),
+               "on_gloo": (accinte, lambda: dist.all_reduce(t["on_gloo"], group=on_gloo)),
+               "control": (cpu, lambda: dist.all_reduce(t["control"], group=control))}
         inner = max(2, min(100, 4 * MiB // nbytes))
         seconds = interleaved(fns, inner, repeats)
         # Bus bandwidth as nccl-tests define it: all_reduce moves 2(n-1)/n of
         # the buffer through each rank's link.
-        bus = {d: nbytes * 2 * (WORLD_SIZE - 1) / WORLD_SIZE / s for d, s in seconds.items()}
-        yield nbytes, bus[cpu], bus[accinte]
+        bus = {k: nbytes * 2 * (WORLD_SIZE - 1) / WORLD_SIZE / s for k, s in seconds.items()}
+        yield nbytes, bus["gloo"], bus["accl"], bus["on_gloo"], bus["control"]
 
 
 def ddp_step(device: torch.device, rank: int):
@@ -100,17 +140,22 @@ def run(rank: int, init_method: str, quick: bool, repeats: int) -> None:
     dist.init_process_group("cpu:gloo,accinte:accl", init_method=init_method, rank=rank,
                             world_size=WORLD_SIZE)
     show = print if rank == 0 else (lambda *a, **k: None)
+    engine = dist.group.WORLD._get_backend(accinte).engine
     show(f"all_reduce, float32, {WORLD_SIZE} processes: bus bandwidth (GB/s)")
-    show(f"{'size':>10} {'gloo cpu':>10} {'accl':>10} {'ratio':>7} {'target':>7}")
-    for nbytes, gloo, accl in all_reduce_rows(accinte, QUICK_SIZES if quick else SIZES, repeats):
+    show(f"{'size':>10} {'gloo cpu':>10} {'accl':>10} {'ratio':>7} {'on gloo':>8} "
+         f"{'control':>8} {'target':>7}")
+    for nbytes, gloo, accl, on_gloo, control in all_reduce_rows(
+            accinte, QUICK_SIZES if quick else SIZES, repeats):
         ratio = accl / gloo
         mark = "" if ratio >= 0.95 else "  (under target)"
         show(f"{size_name(nbytes):>10} {gloo / 1e9:10.3f} {accl / 1e9:10.3f} {ratio:6.2f}x "
-             f"{0.95:6.2f}x{mark}")
+             f"{on_gloo / gloo:7.2f}x {control / gloo:7.2f}x {0.95:6.2f}x{mark}")
+    show(f"(accl: its {engine!r} engine; on gloo: accl with ACCL_ENGINE=gloo / Gloo on the CPU; "
+         "control: a second Gloo group on CPU tensors / the first, the noise floor of each row)")
 
-    steps = {d: ddp_step(d, rank) for d in (torch.device("cpu"), accinte)}
+    steps = {d.type: (d, ddp_step(d, rank)) for d in (torch.device("cpu"), accinte)}
     seconds = interleaved(steps, 2 if quick else 10, repeats)
-    cpu, acc = seconds[torch.device("cpu")], seconds[accinte]
+    cpu, acc = seconds["cpu"], seconds["accinte"]
     ratio = acc / cpu
     mark = "" if ratio <= 1.10 else "  (over target)"
     show(f"\n{'DDP training step (MLP)':24} {'gloo cpu':>10} {'accl':>10} {'ratio':>7} {'target':>7}")

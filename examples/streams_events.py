@@ -72,6 +72,9 @@ del buffer  # not handed out again until the side stream's work is done
 reused = torch.empty(1 << 20, device=device)
 print("freed block reused at once while the side stream used it:", reused.data_ptr() == pointer)
 assert reused.data_ptr() != pointer
+# .item() waits for the current stream only, as on CUDA: the main stream must
+# wait for the side stream's sum before reading it.
+main.wait_stream(side)
 assert partial.item() == 3.0 * (1 << 20)
 torch.accinte.synchronize()
 print("streams and events behave as on CUDA")

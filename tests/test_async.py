@@ -121,6 +121,58 @@ def test_growing_an_empty_tensor_is_queued():
     assert g.sum().item() == 3  # the rest is the fill's zeros, never junk's 7s
 
 
+@pytest.mark.parametrize("grow", ["storage", "tensor"])
+def test_growing_a_storage_that_holds_data_is_queued(grow):
+    # The kept bytes are copied on the stream (acMemcpyAsync), not by a
+    # synchronous acMemcpy that waits for the whole device; the grown tail is
+    # zero-filled after them (Note [accinte storage growth]).
+    x = torch.arange(1.0, 1025.0, device="accinte")
+    torch.accinte.synchronize()
+    with hold_stream() as hold:
+        x.mul_(2)  # queued: the copy must see it
+        if grow == "storage":
+            x.untyped_storage().resize_(4096 * 4)
+            x.set_(x.untyped_storage(), 0, (4096,))
+        else:
+            x.resize_(4096)
+        assert hold.held(), "growing a storage waited for the device"
+    expected = torch.cat([torch.arange(1.0, 1025.0) * 2, torch.zeros(3072)])
+    assert torch.equal(x.cpu(), expected)
+
+
+def test_old_block_of_a_grown_storage_waits_for_the_copy():
+    # The block a storage leaves is read by a copy queued on the current
+    # stream. A block of another stream goes back to that stream's pool only
+    # once the copy has run: a tensor allocated there meanwhile gets other
+    # memory, and writing it cannot change the bytes being kept.
+    side = torch.accinte.Stream()
+    with torch.accinte.stream(side):
+        x = torch.arange(1.0, 1025.0, device="accinte")
+    torch.accinte.synchronize()
+    with hold_stream() as hold:
+        x.untyped_storage().resize_(2048 * 4)
+        with torch.accinte.stream(side):
+            y = torch.full((1024,), 7.0, device="accinte")  # the old block's size
+            side.synchronize()  # the fill has run; the copy has not
+        assert hold.held()
+    x.set_(x.untyped_storage(), 0, (2048,))
+    expected = torch.cat([torch.arange(1.0, 1025.0), torch.zeros(1024)])
+    assert torch.equal(x.cpu(), expected)
+    assert torch.equal(y.cpu(), torch.full((1024,), 7.0))
+
+
+def test_item_waits_for_its_stream_only():
+    # As on CUDA, .item() waits for the current stream, not for the device:
+    # another stream held busy does not hold it up.
+    x = torch.arange(4.0, device="accinte")
+    torch.accinte.synchronize()
+    side = torch.accinte.Stream()
+    with hold_stream() as hold:
+        with torch.accinte.stream(side):
+            assert (x * 2).sum().item() == 12
+        assert hold.held(), ".item() waited for another stream"
+
+
 def test_views_returned_by_kernels_share_memory():
     x = torch.arange(12.0, device="accinte")
     u = x.unfold(0, 4, 2)  # a view computed by a CPU kernel

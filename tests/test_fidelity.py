@@ -127,6 +127,20 @@ def test_convolution_dtype_refusals_after_a_queued_convolution():
     assert torch.equal(F.conv_transpose2d(x, w).cpu(), F.conv_transpose2d(x.cpu(), w.cpu()))
 
 
+def test_convolutions_of_a_signature_that_ran_are_queued():
+    # The first call of a dtype and backend waited for its kernel; later calls
+    # of that signature, whatever their sizes, are queued behind a held stream.
+    x, w = torch.randn(1, 2, 5, 5), torch.randn(3, 2, 3, 3)
+    dx, dw = x.to(DEVICE), w.to(DEVICE)
+    F.conv2d(dx, dw)
+    with hold_stream() as hold:
+        same = F.conv2d(dx, dw)
+        wider = F.conv2d(torch.cat([dx, dx], dim=3), dw)
+        assert hold.held(), "a convolution of a signature that ran waited for the device"
+    assert_same_bits(same.cpu(), F.conv2d(x, w))
+    assert_same_bits(wider.cpu(), F.conv2d(torch.cat([x, x], dim=3), w))
+
+
 def test_partial_overlap_of_input_and_output_raises_like_the_cpu():
     for device in ("cpu", DEVICE):
         x = torch.arange(6.0, device=device)

@@ -9,13 +9,18 @@ of these gives accinte tensors a backend:
     dist.init_process_group("cpu:gloo,accinte:accl")     # CPU and accinte tensors
 
 The backend itself is ``torch_accinte._C.ProcessGroupACCL`` (C++, csrc/distributed/): each
-collective is a kernel on a communication stream of the device, and PyTorch's own Gloo moves
-the data inside it, in place on the device memory. See csrc/distributed/README.md.
+collective is a kernel on a communication stream of the device; inside it, an engine moves the
+data in place on the device memory: the shm engine (shared memory) when every rank of the group
+runs on this host, unless ``ACCL_ENGINE=gloo``, else PyTorch's own Gloo. See
+csrc/distributed/README.md.
 """
 
 from __future__ import annotations
 
 import datetime
+import os
+import secrets
+import socket
 
 import torch.distributed as dist
 
@@ -29,18 +34,102 @@ def _create(opts, backend_options) -> object:
     """The creator torch.distributed calls for each group using "accl" (extended API:
     ``opts`` is a ``_DistributedBackendOptions``: store, group_rank, group_size, timeout).
 
-    The Gloo group that moves the data rendezvouses on the group's own store, as
-    ``backend="gloo"`` would, on the interface PyTorch's Gloo picks (GLOO_SOCKET_IFNAME,
-    or the host name's address).
+    The Gloo group rendezvouses on the group's own store, as ``backend="gloo"`` would, on
+    the interface PyTorch's Gloo picks (GLOO_SOCKET_IFNAME, or the host name's address). If
+    every rank runs on this host, the hot collectives move through shared memory instead
+    (the "shm" engine, wrapping Gloo), unless ``ACCL_ENGINE=gloo``.
     """
     from torch_accinte import _C
 
     timeout = opts.timeout
     if not isinstance(timeout, datetime.timedelta):
         timeout = datetime.timedelta(seconds=float(timeout))
-    gloo = dist.ProcessGroupGloo(opts.store, opts.group_rank, opts.group_size, timeout)
-    return _C.ProcessGroupACCL(gloo, opts.group_rank, opts.group_size, timeout)
+    rank, size = opts.group_rank, opts.group_size
+    choice = _engine_choice()  # a bad ACCL_ENGINE fails every rank before any rendezvous
+    gloo = dist.ProcessGroupGloo(opts.store, rank, size, timeout)
+    store = dist.PrefixStore("accl_engine/", opts.store)
+    if _engine(choice, store, rank, size) == "gloo":
+        return _C.ProcessGroupACCL(gloo, rank, size, timeout)
+    return _with_shm(store, rank, size, lambda **shm: _C.ProcessGroupACCL(
+        gloo, rank, size, timeout, **shm))
 # LITERALINCLUDE END: ACCL CREATOR
+
+
+ENGINE_ENV = "ACCL_ENGINE"
+SLOT_BYTES_ENV = "ACCL_SHM_SLOT_BYTES"
+DEFAULT_SLOT_BYTES = 1 << 20
+
+
+def _host_identity() -> str:
+    """What ranks that can share a memfd have in common: the host (name and boot), the
+    pid namespace (rank 0's descriptor is opened through /proc/<pid>/fd) and the user."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            boot = f.read().strip()
+        pid_ns = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return f"no-procfs:{os.getpid()}"  # never equal across processes: Gloo
+    return f"{socket.gethostname()}|{boot}|{pid_ns}|{os.getuid()}"
+
+
+# LITERALINCLUDE START: ACCL ENGINE CHOICE
+def _engine_choice() -> str:
+    """ACCL_ENGINE: "shm", "gloo", or "auto" when unset."""
+    choice = os.environ.get(ENGINE_ENV, "").strip().lower() or "auto"
+    if choice not in ("auto", "shm", "gloo"):
+        raise ValueError(f"{ENGINE_ENV}={choice!r}: expected 'shm', 'gloo' or unset")
+    return choice
+
+
+def _engine(choice: str, store, rank: int, size: int) -> str:
+    """ "shm" if every rank of the group shares this host (each publishes its host identity
+    in the group's store) and `choice` (ACCL_ENGINE) is not "gloo"; else "gloo". Every rank
+    reaches the same answer. ACCL_ENGINE=shm on ranks of several hosts is an error."""
+    if choice == "gloo":
+        return "gloo"
+    mine = _host_identity()
+    store.set(f"host/{rank}", mine)
+    same = all(store.get(f"host/{r}").decode() == mine for r in range(size))
+    if not same and choice == "shm":
+        raise RuntimeError(f"accl: {ENGINE_ENV}=shm, but the ranks of this group do not all "
+                           "run on one host (or in one pid namespace): unset it or use 'gloo'")
+    return "shm" if same else "gloo"
+# LITERALINCLUDE END: ACCL ENGINE CHOICE
+
+
+def _with_shm(store, rank: int, size: int, make):
+    """Rank 0 makes the group's memfd (its C++ segment sizes it and writes the header) and
+    publishes where it is; the others open it through /proc/<pid>/fd and map it. Returns
+    ``make(shm_fd=..., shm_nonce=..., shm_slot_bytes=...)``. Every rank reports to the
+    others whether it got there, so they fail together rather than wait for one another."""
+    fd, pg, error = -1, None, ""
+    try:
+        if rank == 0:
+            slot_bytes = int(os.environ.get(SLOT_BYTES_ENV, DEFAULT_SLOT_BYTES))
+            nonce = secrets.randbits(63)
+            fd = os.memfd_create("accl-shm", os.MFD_CLOEXEC)
+            pg = make(shm_fd=fd, shm_nonce=nonce, shm_slot_bytes=slot_bytes)
+            store.set("segment", f"{os.getpid()} {fd} {nonce} {slot_bytes}")
+        else:
+            pid, number, nonce, slot_bytes = map(int, store.get("segment").decode().split())
+            fd = os.open(f"/proc/{pid}/fd/{number}", os.O_RDWR | os.O_CLOEXEC)
+            pg = make(shm_fd=fd, shm_nonce=nonce, shm_slot_bytes=slot_bytes)
+    except Exception as e:  # reported to every rank below
+        error = f"rank {rank}: {e}"
+        if rank == 0:
+            store.set("segment", "0 -1 0 0")  # the others fail to open it, and say so
+    finally:
+        # Rank 0's descriptor stays open (and openable) until every rank has mapped it;
+        # each segment keeps a descriptor of its own.
+        store.set(f"joined/{rank}", error or "ok")
+        reports = [store.get(f"joined/{r}").decode() for r in range(size)]
+        if fd >= 0:
+            os.close(fd)
+    failures = [r for r in reports if r != "ok"]
+    if failures:
+        raise RuntimeError("accl: the ranks could not share memory for the shm engine ("
+                           + "; ".join(failures) + f"); set {ENGINE_ENV}=gloo to use Gloo")
+    return pg
 
 
 def register() -> None:

@@ -1,15 +1,33 @@
 // Registration: accinte kernels for what CUDA accepts and the CPU's kernel
-// refuses, which libraries' accelerator code paths rely on. Each kernel
-// handles the cases the CPU refuses and hands the others to the fallback.
-// See Note [accinte CUDA parity].
+// refuses, which libraries' accelerator code paths rely on. Kernels for
+// operators the CPU has handle the cases it refuses and hand the others to
+// the fallback; operators only CUDA has get kernels of their own. See Note
+// [accinte CUDA parity]; the candidates and why each is or is not here:
+// tests/conformance/cuda_capabilities.py.
 #include <torch/library.h>
 
 #include <csrc/aten/native/Histc.h>
+#include <csrc/aten/native/LowPrecision.h>
+#include <csrc/aten/native/SyncBatchNorm.h>
 
 namespace at::native::accinte {
 
+// LITERALINCLUDE START: CUDA PARITY REGISTRATION
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("histc", torch::CppFunction::makeFromBoxedFunction<&histc_kernel>());
+  // Half and bfloat16 computed in float, as CUDA does.
+  for (const std::string& name : float_compute_operators()) {
+    m.impl(name.c_str(), torch::CppFunction::makeFromBoxedFunction<&float_compute_kernel>());
+  }
+  // nn.SyncBatchNorm.
+  m.impl("batch_norm_stats", TORCH_FN(batch_norm_stats));
+  m.impl("batch_norm_gather_stats", TORCH_FN(batch_norm_gather_stats));
+  m.impl("batch_norm_gather_stats_with_counts", TORCH_FN(batch_norm_gather_stats_with_counts));
+  m.impl("batch_norm_elemt", TORCH_FN(batch_norm_elemt));
+  m.impl("batch_norm_elemt.out", TORCH_FN(batch_norm_elemt_out));
+  m.impl("batch_norm_backward_reduce", TORCH_FN(batch_norm_backward_reduce));
+  m.impl("batch_norm_backward_elemt", TORCH_FN(batch_norm_backward_elemt));
 }
+// LITERALINCLUDE END: CUDA PARITY REGISTRATION
 
 } // namespace at::native::accinte

@@ -17,6 +17,7 @@
 // composites]), for the one composite key that exists only to call out=.
 #include <torch/library.h>
 
+#include <csrc/aten/native/LowPrecision.h>
 #include <csrc/emulation/Fallback.h>
 
 #include <string>
@@ -25,10 +26,17 @@
 namespace at::native::accinte {
 namespace {
 
-// Operators with an accinte kernel registered after this file's
-// registrations run (from Python, torch_accinte/accinte/ops.py).
+// Operators with an accinte kernel registered elsewhere, whichever runs
+// first: from Python (torch_accinte/accinte/ops.py) and in
+// AccInteCudaParity.cpp.
 const std::unordered_set<std::string>& registered_elsewhere() {
-  static const std::unordered_set<std::string> names = {"aten::frac"};
+  static const std::unordered_set<std::string> names = [] {
+    std::unordered_set<std::string> all = {"aten::frac"};
+    for (const std::string& name : float_compute_operators()) {
+      all.insert(name);
+    }
+    return all;
+  }();
   return names;
 }
 

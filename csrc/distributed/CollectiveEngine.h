@@ -19,6 +19,9 @@
 //
 // The first engine, GlooEngine (GlooEngine.h), is PyTorch's own Gloo: a
 // ProcessGroupGloo driven through the c10d::Backend virtuals, on the aliases.
+// The second, ShmEngine (ShmEngine.h), moves the hot collectives of ranks on
+// one host through shared memory and forwards the rest to a GlooEngine; the
+// group's creator picks one per group (torch_accinte/distributed.py).
 // A vendor whose collective library enqueues work on a device stream itself
 // (acclAllReduce(send, recv, count, dtype, op, comm, stream), as NCCL) would
 // call it from ProcessGroupACCL::enqueue on the communication stream instead
@@ -44,7 +47,8 @@ using EngineOp = c10::intrusive_ptr<c10d::Work>;
 /// contiguous CPU tensors (aliases of device memory, or host temporaries the
 /// engine must keep alive until its handle completes). Options are c10d's;
 /// reductions are never PREMUL_SUM (Note [accl PREMUL_SUM]). A method may
-/// throw instead of returning a handle.
+/// throw instead of returning a handle, or return nullptr if the operation
+/// has already finished.
 class CollectiveEngine {
  public:
   virtual ~CollectiveEngine() = default;

@@ -44,6 +44,14 @@ EngineOp GlooEngine::allgather(std::vector<std::vector<at::Tensor>>& outputs,
 
 EngineOp GlooEngine::allgather_into_tensor(at::Tensor& output, at::Tensor& input,
                                            const AllgatherOptions& opts) {
+  // accl's contract is NCCL's: any shapes, the output holding size times the
+  // input's elements (nn.SyncBatchNorm gathers n values into a (1, size * n)
+  // tensor). Gloo splits the output's first dimension, so it gets flat views.
+  if (output.is_contiguous() && input.is_contiguous()) {
+    at::Tensor flat_output = output.view(-1);
+    at::Tensor flat_input = input.view(-1);
+    return gloo_->_allgather_base(flat_output, flat_input, opts);
+  }
   return gloo_->_allgather_base(output, input, opts);
 }
 

@@ -56,6 +56,10 @@ ProcessGroupACCL::ProcessGroupACCL(int rank, int size, std::unique_ptr<Collectiv
 
 ProcessGroupACCL::~ProcessGroupACCL() = default;
 
+std::string ProcessGroupACCL::engine_name() const {
+  return shared_->engine->name();
+}
+
 void ProcessGroupACCL::check_usable(const char* name) const {
   if (shared_->broken.failed()) {
     C10_THROW_ERROR(DistBackendError,
@@ -228,9 +232,15 @@ c10::intrusive_ptr<Work> ProcessGroupACCL::enqueue(OpType type, const char* name
     c10::StreamGuard on_comm(comm.unwrap());
     future->markCompleted(c10::IValue(outputs));
   }
+  // Work.wait(timeout) giving up fails the group as a failed collective does,
+  // and aborts it, so destroying it does not wait for the stalled kernel.
+  auto on_timeout = [shared = shared_](const std::string& message) {
+    shared->broken.fail(message);
+    shared->aborted.store(true);
+  };
   return c10::make_intrusive<WorkACCL>(rank_, type, name, device, std::move(outputs),
                                        std::move(future), std::move(end), std::move(status),
-                                       blocking);
+                                       blocking, std::move(on_timeout));
 }
 // LITERALINCLUDE END: ACCL ENQUEUE
 

@@ -31,8 +31,11 @@
 // device, and at the call under ACCINTE_LAUNCH_BLOCKING=1); the Work's status
 // (wait() fails the caller's stream behind it; synchronize() throws); and the
 // group's, which refuses every later collective at the call with the first
-// failure's message, as a NCCL communicator is aborted after an error. The
-// group cannot be repaired: destroy it and make a new one.
+// failure's message, as a NCCL communicator is aborted after an error. A
+// Work.wait(timeout) that runs out of time counts as such a failure, and also
+// aborts the group (as NCCL aborts its communicator then), so destroying it
+// does not wait for the stalled kernel. The group cannot be repaired: destroy
+// it and make a new one.
 //
 // Note [accl coalescing]
 // ~~~~~~~~~~~~~~~~~~~~~~
@@ -70,6 +73,8 @@ class ProcessGroupACCL final : public c10d::Backend {
   ~ProcessGroupACCL() override;
 
   const std::string getBackendName() const override { return "accl"; }
+  /// The engine's name ("gloo", "shm"), for messages and tests.
+  std::string engine_name() const;
   bool supportsCoalescing() const override { return true; }
   void startCoalescing() override;
   c10::intrusive_ptr<Work> endCoalescing() override;

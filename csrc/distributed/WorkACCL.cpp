@@ -5,6 +5,8 @@
 
 #include <c10/util/Exception.h>
 
+#include <thread>
+
 namespace c10d::accinte {
 
 void CollectiveStatus::fail(std::string message) {
@@ -24,14 +26,18 @@ WorkACCL::WorkACCL(int rank, OpType type, const char* profiling_title, c10::Devi
                    std::vector<at::Tensor> outputs,
                    c10::intrusive_ptr<c10::ivalue::Future> future,
                    std::shared_ptr<c10::accinte::AccInteEvent> end,
-                   std::shared_ptr<CollectiveStatus> status, bool blocking)
+                   std::shared_ptr<CollectiveStatus> status, bool blocking,
+                   OnTimeout on_timeout)
     : Work(rank, type, profiling_title),
+      name_(profiling_title),
       device_(device),
       outputs_(std::move(outputs)),
       future_(std::move(future)),
       end_(std::move(end)),
       status_(std::move(status)),
-      blocking_(blocking) {}
+      blocking_(blocking),
+      queued_(std::chrono::steady_clock::now()),
+      on_timeout_(std::move(on_timeout)) {}
 
 bool WorkACCL::isCompleted() {
   return end_->query();
@@ -77,12 +83,7 @@ void WorkACCL::synchronize() {
 }
 
 // LITERALINCLUDE START: ACCL WORK WAIT
-bool WorkACCL::wait(std::chrono::milliseconds /*timeout*/) {
-  throw_if_failed();
-  if (blocking_) {
-    synchronize();
-    return true;
-  }
+void WorkACCL::order_current_stream() {
   // The current stream waits for the collective's end (a send's too, whose
   // Future holds no output of its own); the Future records the outputs on
   // it for the caching allocator.
@@ -96,9 +97,53 @@ bool WorkACCL::wait(std::chrono::milliseconds /*timeout*/) {
       throw std::runtime_error(status->message());
     }
   }, "accl::check_collective");
+}
+
+bool WorkACCL::wait(std::chrono::milliseconds timeout) {
+  throw_if_failed();
+  if (!blocking_) {
+    order_current_stream();
+  }
+  // As WorkNCCL::wait(timeout): with a timeout the host waits too, for at
+  // most `timeout` from the moment the collective was queued.
+  if (timeout != kNoTimeout && !host_wait_until(queued_ + timeout)) {
+    give_up(timeout);
+  }
+  if (blocking_) {
+    synchronize(); // a barrier: the host waits (at once if it ended above)
+  } else if (timeout != kNoTimeout) {
+    throw_if_failed();
+  }
   return true;
 }
 // LITERALINCLUDE END: ACCL WORK WAIT
+
+void WorkACCL::give_up(std::chrono::milliseconds timeout) {
+  const auto ran = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - queued_);
+  const std::string message = c10::str(
+      "accl: ", name_, " on rank ", rank_, " timed out in Work.wait(timeout=", timeout.count(),
+      " ms): it ran for ", ran.count(), " ms without finishing (a peer may be stalled or "
+      "gone); the process group is aborted");
+  status_->fail(message);
+  if (on_timeout_) {
+    on_timeout_(message);
+  }
+  // The Work's first failure: this one, unless the kernel failed meanwhile.
+  C10_THROW_ERROR(DistBackendError, status_->message());
+}
+
+bool WorkACCL::host_wait_until(std::chrono::steady_clock::time_point deadline) const {
+  c10::accinte::HostWaitGuard no_gil;
+  // Polled, as WorkNCCL polls its end event: an event has no timed wait.
+  while (!end_->query()) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
 
 void WorkACCL::blockCurrentStream() {
   wait();

@@ -17,6 +17,11 @@
 //     stream after the collective the same way.
 //   - isCompleted() asks the end event, without blocking; synchronize()
 //     blocks the host until the collective ended and throws if it failed.
+//   - wait(timeout) with a timeout orders the current stream as wait() does,
+//     then also blocks the host, as WorkNCCL::wait(timeout) does, until the
+//     collective ended or `timeout` has passed since it was queued. If time
+//     runs out first, the collective is taken as failed (Note [accl errors]):
+//     the group is aborted and broken, and wait() throws DistBackendError.
 // A barrier is the exception: its wait() blocks the host, as dist.barrier()
 // promises (NCCL's barrier does the same).
 
@@ -28,6 +33,8 @@
 #include <ATen/core/ivalue.h>
 
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -54,14 +61,18 @@ class CollectiveStatus {
 
 class WorkACCL final : public c10d::Work {
  public:
+  /// Called (once, on the waiting thread) when wait(timeout) gives up on the
+  /// collective, with the failure's message: the group aborts and breaks.
+  using OnTimeout = std::function<void(const std::string& message)>;
+
   /// `end` is recorded on `comm` after the collective's kernel; `future` is
   /// already completed with `outputs`. `blocking` (barriers): wait() blocks
-  /// the host.
+  /// the host. The collective counts as queued now (wait(timeout)'s clock).
   WorkACCL(int rank, OpType type, const char* profiling_title, c10::DeviceIndex device,
            std::vector<at::Tensor> outputs,
            c10::intrusive_ptr<c10::ivalue::Future> future,
            std::shared_ptr<c10::accinte::AccInteEvent> end,
-           std::shared_ptr<CollectiveStatus> status, bool blocking);
+           std::shared_ptr<CollectiveStatus> status, bool blocking, OnTimeout on_timeout);
 
   /// Non-blocking: true once the kernel has run (successfully or not).
   bool isCompleted() override;
@@ -76,8 +87,12 @@ class WorkACCL final : public c10d::Work {
   /// Blocks the host until the collective ended; throws DistBackendError if it failed.
   void synchronize() override;
   /// Orders the current stream after the collective (Note [accl work and
-  /// streams]); `timeout` is not used (the group's timeout bounds the kernel).
-  /// Throws DistBackendError at once if the collective is known to have failed.
+  /// streams]). With a `timeout` (not kNoTimeout), also blocks the host until
+  /// the collective ended or `timeout` has passed since it was queued; then
+  /// throws DistBackendError if it failed or timed out (a time-out aborts and
+  /// breaks the group, as NCCL aborts its communicator). Throws
+  /// DistBackendError at once if the collective is known to have failed.
+  /// Always returns true.
   bool wait(std::chrono::milliseconds timeout = kNoTimeout) override;
   /// Same as wait().
   void blockCurrentStream() override;
@@ -85,13 +100,22 @@ class WorkACCL final : public c10d::Work {
 
  private:
   void throw_if_failed() const;
+  /// wait()'s ordering of the current stream after the collective.
+  void order_current_stream();
+  /// Blocks the host until the end event completes or `deadline`; false on time-out.
+  bool host_wait_until(std::chrono::steady_clock::time_point deadline) const;
+  /// wait(timeout) ran out of time: fails the Work and the group, then throws.
+  [[noreturn]] void give_up(std::chrono::milliseconds timeout);
 
+  const char* const name_; // the collective's, for messages
   const c10::DeviceIndex device_;
   std::vector<at::Tensor> outputs_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
   std::shared_ptr<c10::accinte::AccInteEvent> end_;
   std::shared_ptr<CollectiveStatus> status_;
   const bool blocking_;
+  const std::chrono::steady_clock::time_point queued_;
+  OnTimeout on_timeout_;
 };
 
 } // namespace c10d::accinte

@@ -5,16 +5,39 @@
 #include <c10/util/SmallVector.h>
 #include <c10/util/flat_hash_map.h>
 
+#include <atomic>
 #include <mutex>
 
 namespace at::native::accinte {
 namespace {
 
-// Bounds memory: the cache is cleared when it grows past this many entries.
+// Note [accinte launch cache without a lock]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Every asynchronous launch looks its signature up, from any thread, while
+// records are added only by first calls. The records live in one map under
+// a mutex; each launching thread keeps its own copy of the entries it has
+// looked up, and a hit there (every call of a steady state) takes no lock.
+// A record is immutable once made. The generation counts the changes that
+// could make a thread's copy wrong (a signature recorded again, the map
+// cleared); a thread whose copy is of an older generation drops it.
+
+// Bound memory: a map is cleared when it grows past this many entries (a
+// training loop uses a few hundred signatures; every launching thread, the
+// autograd engine's included, keeps a copy of those it uses).
 constexpr size_t kMaxEntries = 1 << 14;
+constexpr size_t kMaxThreadEntries = 1 << 12;
+
+using Records = ska::flat_hash_map<std::string, std::shared_ptr<const LaunchRecord>>;
 
 std::mutex g_mutex;
-ska::flat_hash_map<std::string, std::shared_ptr<const LaunchRecord>> g_cache; // by g_mutex
+Records g_cache;                       // by g_mutex
+std::atomic<uint64_t> g_generation{0}; // changed under g_mutex
+
+// The calling thread's copy of the entries it has looked up.
+struct ThreadRecords {
+  uint64_t generation = 0;
+  Records records;
+};
 
 // Builds one signature; remembers the storages seen so far.
 class SignatureWriter {
@@ -128,10 +151,39 @@ bool launch_signature(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> 
   return true;
 }
 
+void kernel_signature(const char* name, c10::ArrayRef<int64_t> facts, std::string& key) {
+  key.assign(1, '#'); // no operator name starts so: never a launch_signature
+  key.append(name);
+  key.push_back('\0');
+  key.append(reinterpret_cast<const char*>(facts.data()), facts.size() * sizeof(int64_t));
+}
+
+// See Note [accinte launch cache without a lock].
 std::shared_ptr<const LaunchRecord> lookup_launch(const std::string& signature) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  auto it = g_cache.find(signature);
-  return it == g_cache.end() ? nullptr : it->second;
+  thread_local ThreadRecords mine;
+  // Read before the map: a change after this read is seen at the next lookup.
+  const uint64_t generation = g_generation.load(std::memory_order_acquire);
+  if (mine.generation != generation) {
+    mine.records.clear();
+    mine.generation = generation;
+  }
+  if (const auto it = mine.records.find(signature); it != mine.records.end()) {
+    return it->second;
+  }
+  std::shared_ptr<const LaunchRecord> record;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    const auto it = g_cache.find(signature);
+    if (it == g_cache.end()) {
+      return nullptr;
+    }
+    record = it->second;
+  }
+  if (mine.records.size() >= kMaxThreadEntries) {
+    mine.records.clear();
+  }
+  mine.records.emplace(signature, record);
+  return record;
 }
 
 void remember_launch(std::string signature, LaunchRecord record) {
@@ -139,8 +191,11 @@ void remember_launch(std::string signature, LaunchRecord record) {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (g_cache.size() >= kMaxEntries) {
     g_cache.clear();
+    g_generation.fetch_add(1, std::memory_order_release);
   }
-  g_cache.insert_or_assign(std::move(signature), std::move(shared));
+  if (!g_cache.insert_or_assign(std::move(signature), std::move(shared)).second) {
+    g_generation.fetch_add(1, std::memory_order_release); // replaced: copies are stale
+  }
 }
 
 } // namespace at::native::accinte

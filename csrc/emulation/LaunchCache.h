@@ -55,10 +55,18 @@ struct LaunchRecord {
 bool launch_signature(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
                       std::string& key);
 
-/// The record for `signature`, or null.
+/// Writes into `key` the signature of a call of the hand-written kernel
+/// `name` (csrc/aten/native/) whose CPU checks depend on `facts` alone (its
+/// dtypes and the CPU backend it picks, say), keeping `key`'s capacity as
+/// launch_signature does. Never equal to a signature launch_signature writes.
+void kernel_signature(const char* name, c10::ArrayRef<int64_t> facts, std::string& key);
+
+/// The record for `signature`, or null. Thread-safe; a signature the calling
+/// thread has looked up before is found without taking a lock (Note [accinte
+/// launch cache without a lock] in LaunchCache.cpp).
 std::shared_ptr<const LaunchRecord> lookup_launch(const std::string& signature);
 
-/// Records the first run of `signature`.
+/// Records the first run of `signature`. Thread-safe.
 void remember_launch(std::string signature, LaunchRecord record);
 
 } // namespace at::native::accinte

@@ -4,6 +4,7 @@
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGenerator.h>
+#include <csrc/runtime/AccInteGraphsUtils.h>
 #include <csrc/runtime/AccInteGuard.h>
 #include <csrc/runtime/AccInteHostWait.h>
 #include <csrc/runtime/AccInteHostAllocator.h>
@@ -78,47 +79,85 @@ at::Allocator* AccInteHooks::getPinnedMemoryAllocator() const {
 
 // Note [accinte storage growth]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// Growing a storage (UntypedStorage.resize_, Tensor.set_ or resize_ past the
-// end) takes a new block from the caching allocator, whose bytes may be what
-// another tensor left there. The CPU's allocator hands out fresh pages in
-// that case more often than not; accinte zero-fills the grown part always,
-// so no tensor ever reads memory it was never given. The fill is queued on
-// the current stream (acMemsetAsync), the stream the caching allocator gave
-// the new block to, so it precedes every kernel that stream runs on the
-// storage afterwards and the host does not wait: growing an empty out=
-// tensor (torch.arange(n, device=...), any CPU kernel that resizes its
-// output) stays asynchronous. A synchronous acMemset would wait for the
-// whole device at every such call. Storages restored by
-// torch.load are not resizable, as the CPU's are not, so a checkpoint whose
-// tensor reaches past its storage record is refused, not grown
+// Resizing a storage (UntypedStorage.resize_, Tensor.set_ or resize_ past the
+// end) takes a new block from the caching allocator and moves the storage to
+// it. Both steps are queued on the current stream, the stream the caching
+// allocator gave the new block to, so they precede every kernel that stream
+// runs on the storage afterwards and the host does not wait, as CUDA's
+// cudaMemcpyAsync on the current stream does not:
+//   - the bytes the storage keeps are copied (acMemcpyAsync). The old block
+//     may go back to the allocator at once, but not to a user before the
+//     copy has read it: the copy is recorded as a use on the current stream
+//     (recordStream), so a block of another stream waits for the copy's
+//     event, and one of this stream is only reused by later work of this
+//     stream. Memory the caching allocator did not hand out (whose deleter
+//     frees it at once) is still copied synchronously, and so is a storage
+//     resized while its stream captures a graph: a queued copy would become
+//     part of the graph, reading the old block at every replay (the runtime
+//     refuses the synchronous copy where the capture forbids waiting);
+//   - the grown part may hold what another tensor left in the block. The
+//     CPU's allocator hands out fresh pages in that case more often than
+//     not; accinte zero-fills it always (acMemsetAsync), so no tensor ever
+//     reads memory it was never given.
+// Growing an empty out= tensor (torch.arange(n, device=...), any CPU kernel
+// that resizes its output) or a storage that holds data therefore stays
+// asynchronous; a synchronous acMemcpy or acMemset would wait for the whole
+// device at every such call. Storages restored by torch.load are not
+// resizable, as the CPU's are not, so a checkpoint whose tensor reaches past
+// its storage record is refused, not grown
 // (torch_accinte/accinte/serialization.py).
+namespace {
+
+// Queues `work` (an acMemcpyAsync or acMemsetAsync on `stream`), which
+// waits when the stream's queue is full: Note [accinte launch queue depth]
+// and Note [accinte host waits and the GIL].
+template <typename Work>
+void queue_on(const AccInteStream& stream, Work&& work) {
+  acError_t queued = acSuccess;
+  {
+    HostWaitGuard no_gil;
+    queued = work();
+  }
+  ACCINTE_CHECK(queued);
+  maybe_block_after_launch(stream);
+}
+
+// Copies the first `count` bytes of `storage` into `data`; see Note [accinte
+// storage growth].
+void copy_kept_bytes(const c10::Storage& storage, const at::DataPtr& data, size_t count,
+                     const AccInteStream& stream) {
+  const at::DataPtr& old = storage.data_ptr();
+  if (old.get_deleter() != getDeviceAllocator()->raw_deleter() || is_stream_capturing(stream)) {
+    // Synchronous, so the old memory may be freed as soon as we return.
+    HostWaitGuard no_gil; // Note [accinte host waits and the GIL]
+    ACCINTE_CHECK(acMemcpy(data.get(), old.get(), count, acMemcpyDeviceToDevice));
+    return;
+  }
+  queue_on(stream, [&] {
+    return acMemcpyAsync(data.get(), old.get(), count, acMemcpyDeviceToDevice, stream.stream());
+  });
+  getDeviceAllocator()->recordStream(old, stream.unwrap());
+}
+
+} // namespace
+
 void AccInteHooks::resizePrivateUse1Bytes(const c10::Storage& storage, size_t newsize) const {
   TORCH_CHECK(storage.resizable(), "Trying to resize storage that is not resizable");
   const size_t old_size = storage.nbytes();
   AccInteGuard guard(storage.device().index());
+  const AccInteStream stream = getCurrentAccInteStream(storage.device().index());
   at::DataPtr data = storage.allocator()->allocate(newsize);
   const size_t kept = std::min(old_size, newsize);
   if (kept > 0 && storage.data() != nullptr) {
-    // Synchronous, so the old block may be freed as soon as we return.
-    HostWaitGuard no_gil; // Note [accinte host waits and the GIL]
-    ACCINTE_CHECK(acMemcpy(data.get(), storage.data(), kept, acMemcpyDeviceToDevice));
+    copy_kept_bytes(storage, data, kept, stream);
   }
   if (newsize > kept) {
-    // The grown part comes from the caching allocator and may hold another
-    // tensor's freed data: never hand that out (see Note [accinte storage
-    // growth]).
-    const AccInteStream stream = getCurrentAccInteStream(storage.device().index());
-    acError_t queued = acSuccess;
-    {
-      // A full queue waits: Note [accinte launch queue depth] and Note
-      // [accinte host waits and the GIL].
-      HostWaitGuard no_gil;
-      queued = acMemsetAsync(static_cast<char*>(data.get()) + kept, 0, newsize - kept,
-                             stream.stream());
-    }
-    ACCINTE_CHECK(queued);
-    maybe_block_after_launch(stream);
+    queue_on(stream, [&] {
+      return acMemsetAsync(static_cast<char*>(data.get()) + kept, 0, newsize - kept,
+                           stream.stream());
+    });
   }
+  // Frees the old block (see copy_kept_bytes for when it is reused).
   storage.unsafeGetStorageImpl()->set_data_ptr_noswap(std::move(data));
   storage.unsafeGetStorageImpl()->set_nbytes(newsize);
 }

@@ -5,34 +5,56 @@
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteGraphsUtils.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
-#include <vector>
 
 namespace c10::accinte {
+
+// LITERALINCLUDE START: EXECUTION RETIRED KERNELS
+// Closures of finished kernels, waiting for a host thread to destroy them: a
+// stack that workers push onto and a host thread empties in one exchange, so
+// neither side takes a lock or allocates.
+class RetiredKernels {
+ public:
+  void push(KernelClosure* kernel) noexcept {
+    kernel->next_retired_ = head_.load(std::memory_order_relaxed);
+    while (!head_.compare_exchange_weak(kernel->next_retired_, kernel,
+                                        std::memory_order_release, std::memory_order_relaxed)) {
+    }
+  }
+  // Destroys every closure retired so far, on the calling thread.
+  void release_all() {
+    if (head_.load(std::memory_order_relaxed) == nullptr) {
+      return;
+    }
+    KernelClosure* kernel = head_.exchange(nullptr, std::memory_order_acquire);
+    while (kernel != nullptr) {
+      std::unique_ptr<KernelClosure> doomed(kernel);
+      kernel = kernel->next_retired_;
+    }
+  }
+
+ private:
+  std::atomic<KernelClosure*> head_{nullptr};
+};
+// LITERALINCLUDE END: EXECUTION RETIRED KERNELS
+
 namespace {
+
+RetiredKernels& retired_kernels() {
+  static auto* retired = new RetiredKernels(); // leaked: workers may push at exit
+  return *retired;
+}
 
 std::mutex g_error_mutex;
 std::string g_last_error; // guarded by g_error_mutex
 
-using Kernel = std::function<void()>;
-
-// LITERALINCLUDE START: EXECUTION RETIRED KERNELS
-// Closures of finished kernels, waiting for a host thread to destroy them.
-std::mutex g_retired_mutex;
-std::vector<std::unique_ptr<Kernel>> g_retired; // guarded by g_retired_mutex
-
-void retire(std::unique_ptr<Kernel> kernel) {
-  std::lock_guard<std::mutex> lock(g_retired_mutex);
-  g_retired.push_back(std::move(kernel));
-}
-// LITERALINCLUDE END: EXECUTION RETIRED KERNELS
-
 // LITERALINCLUDE START: EXECUTION LAUNCH KERNEL
 int run_captured_kernel(void* user_data) {
   try {
-    (*static_cast<Kernel*>(user_data))();
+    static_cast<KernelClosure*>(user_data)->run();
     return 0;
   } catch (const std::exception& e) {
     std::lock_guard<std::mutex> lock(g_error_mutex);
@@ -47,24 +69,23 @@ int run_captured_kernel(void* user_data) {
 // A launch that runs once owns its closure, and retires it once it has run
 // (see Note [accinte kernels release on the host]).
 int run_kernel(void* user_data) {
-  std::unique_ptr<Kernel> kernel(static_cast<Kernel*>(user_data));
-  const int status = run_captured_kernel(kernel.get());
-  retire(std::move(kernel));
+  const int status = run_captured_kernel(user_data);
+  retired_kernels().push(static_cast<KernelClosure*>(user_data));
   return status;
 }
 
 // A graph's closures are released with its last launch, maybe on a worker.
 void destroy_kernel(void* user_data) {
-  retire(std::unique_ptr<Kernel>(static_cast<Kernel*>(user_data)));
+  retired_kernels().push(static_cast<KernelClosure*>(user_data));
 }
 // LITERALINCLUDE END: EXECUTION LAUNCH KERNEL
 
 } // namespace
 
 // LITERALINCLUDE START: GRAPH KERNEL LAUNCH
-void launch_kernel(const AccInteStream& stream, std::function<void()> kernel, const char* name) {
+void launch_kernel(const AccInteStream& stream, std::unique_ptr<KernelClosure> kernel,
+                   const char* name) {
   release_finished_kernels();
-  auto owned = std::make_unique<Kernel>(std::move(kernel));
   acStreamCaptureStatus status = acStreamCaptureStatusNone;
   CaptureId_t capture = 0;
   acGraph_t graph = nullptr;
@@ -81,19 +102,19 @@ void launch_kernel(const AccInteStream& stream, std::function<void()> kernel, co
       // queue depth]), which may need the GIL to run a Python kernel queued
       // ahead: Note [accinte host waits and the GIL].
       HostWaitGuard no_gil;
-      launched = acLaunchKernelNamed(stream.stream(), &run_kernel, owned.get(), name);
+      launched = acLaunchKernelNamed(stream.stream(), &run_kernel, kernel.get(), name);
     }
     ACCINTE_CHECK(launched);
-    owned.release(); // the runtime now owns it; run_kernel deletes it
+    kernel.release(); // the runtime now owns it; run_kernel retires it
     maybe_block_after_launch(stream);
     return;
   }
   // Captured: the kernel runs at every replay, so the graph owns the closure
   // (a user object released with the graph's last launch).
   acUserObject_t object = nullptr;
-  ACCINTE_CHECK(acUserObjectCreate(&object, owned.get(), &destroy_kernel, 1,
+  ACCINTE_CHECK(acUserObjectCreate(&object, kernel.get(), &destroy_kernel, 1,
                                    acUserObjectNoDestructorSync));
-  Kernel* raw = owned.release();
+  KernelClosure* raw = kernel.release();
   const acError_t retained = acGraphRetainUserObject(graph, object, 1, acGraphUserObjectMove);
   if (retained != acSuccess) {
     ACCINTE_CHECK_WARN(acUserObjectRelease(object, 1));
@@ -117,15 +138,7 @@ void maybe_block_after_launch(const AccInteStream& stream) {
 // LITERALINCLUDE END: EXECUTION LAUNCH BLOCKING
 
 void release_finished_kernels() {
-  std::vector<std::unique_ptr<Kernel>> retired;
-  {
-    std::lock_guard<std::mutex> lock(g_retired_mutex);
-    if (g_retired.empty()) {
-      return;
-    }
-    retired.swap(g_retired);
-  }
-  // `retired` dies here, outside the lock: destructors may take the GIL.
+  retired_kernels().release_all(); // destructors may take the GIL: no lock is held
 }
 
 std::string take_kernel_error() {

@@ -29,10 +29,40 @@
 
 #include <csrc/runtime/AccInteStream.h>
 
-#include <functional>
+#include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 namespace c10::accinte {
+
+class RetiredKernels;
+
+/// A kernel's closure: the callable and the link that retires it once run
+/// (Note [accinte kernels release on the host]), in one allocation.
+/// launch_kernel makes one from any callable.
+class KernelClosure {
+ public:
+  virtual ~KernelClosure() = default;
+  /// Runs the kernel's body, on the stream's worker; may throw.
+  virtual void run() = 0;
+
+ private:
+  friend class RetiredKernels;
+  KernelClosure* next_retired_ = nullptr;
+};
+
+namespace detail {
+template <typename Fn>
+class KernelClosureOf final : public KernelClosure {
+ public:
+  explicit KernelClosureOf(Fn fn) : fn_(std::move(fn)) {}
+  void run() override { fn_(); }
+
+ private:
+  Fn fn_;
+};
+} // namespace detail
 
 /// Queues `kernel` on `stream`. An exception thrown by the kernel is caught on
 /// the worker, its message kept, and reported as acErrorLaunchFailure by the
@@ -43,8 +73,19 @@ namespace c10::accinte {
 /// kernel records, so it must outlive the kernel's last run (operator schema
 /// names and string literals do). See Note [accinte graphs] and Note
 /// [accinte activity records] (accinte.h).
-C10_EXPORT void launch_kernel(const AccInteStream& stream, std::function<void()> kernel,
+C10_EXPORT void launch_kernel(const AccInteStream& stream, std::unique_ptr<KernelClosure> kernel,
                               const char* name = "kernel");
+
+/// launch_kernel for any callable `kernel` (a lambda, say), moved into a
+/// KernelClosure: the launch's one allocation.
+template <typename Kernel,
+          std::enable_if_t<!std::is_convertible_v<Kernel, std::unique_ptr<KernelClosure>>, int> = 0>
+void launch_kernel(const AccInteStream& stream, Kernel&& kernel, const char* name = "kernel") {
+  launch_kernel(stream,
+                std::make_unique<detail::KernelClosureOf<std::decay_t<Kernel>>>(
+                    std::forward<Kernel>(kernel)),
+                name);
+}
 
 /// Destroys, on the calling thread, the closures of kernels that have run
 /// (and of graphs that released theirs) since the last call. Launches and

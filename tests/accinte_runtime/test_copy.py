@@ -279,6 +279,31 @@ def test_synchronous_copy_waits_for_queued_work_on_the_device(ac, dev):
     check(ac.acStreamDestroy(stream))
 
 
+def test_synchronous_copy_waits_for_a_stream_already_running(ac, dev):
+    # A device wait looks at the streams whose worker has started (registered
+    # at their first launch): a later launch on such a stream is waited for
+    # too, and a destroyed stream drops out without disturbing the others.
+    d = dev(4)
+    write_device(ac, d, b"....")
+    gone = stream_create(ac)
+    stream = stream_create(ac)
+    idle = KERNEL_FN(lambda _: 0)
+    for s in (gone, stream):
+        check(ac.acLaunchKernel(s, idle, None))  # starts its worker
+        check(ac.acStreamSynchronize(s))
+    check(ac.acStreamDestroy(gone))
+
+    def kernel(_):
+        time.sleep(0.1)
+        ctypes.memmove(d, b"late", 4)
+        return 0
+
+    fn = KERNEL_FN(kernel)
+    check(ac.acLaunchKernel(stream, fn, None))
+    assert read_device(ac, d, 4) == b"late"
+    check(ac.acStreamDestroy(stream))
+
+
 def test_synchronous_copy_leaves_pending_kernel_errors_for_synchronize(ac, dev):
     stream = stream_create(ac)
     d = dev(4)

@@ -16,6 +16,9 @@ from distributed import harness
 
 DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.int64, torch.bool]
 N = 6
+# The engines that move accl's data: shm is the default for ranks on one host (these);
+# the collectives it does not move itself go to Gloo either way.
+ENGINES = {"shm": {}, "gloo": {"ACCL_ENGINE": "gloo"}}
 # ReduceOp -> the CPU reduction of two ranks' values
 CPU_REDUCE = {
     dist.ReduceOp.SUM: torch.add,
@@ -55,6 +58,11 @@ def reduced(op, dtype, n=N, salt=0, ranks=range(2)):
     return functools.reduce(CPU_REDUCE[op], values)
 
 
+def assert_engine(engine):
+    backend = dist.group.WORLD._get_backend(torch.device("accinte"))
+    assert backend.engine == engine, f"{backend.engine} moves the data, expected {engine}"
+
+
 def assert_equal(actual, expected, what):
     assert actual.device == harness.device(), f"{what}: on {actual.device}"
     got = actual.cpu()
@@ -65,8 +73,9 @@ def assert_equal(actual, expected, what):
 # ---- reductions ----------------------------------------------------------------------
 
 
-def _all_reduce(rank):
+def _all_reduce(rank, engine):
     harness.init("accl")
+    assert_engine(engine)
     assert dist.get_backend() == "accl"
     for dtype, op in dtypes_and_ops(DTYPES, [*CPU_REDUCE, dist.ReduceOp.AVG]):
         t = on_device(value(rank, dtype, salt=1))
@@ -74,12 +83,14 @@ def _all_reduce(rank):
         assert_equal(t, reduced(op, dtype, salt=1), f"all_reduce {op} {dtype}")
 
 
-def test_all_reduce_every_op_and_dtype():
-    harness.run(_all_reduce)
+@pytest.mark.parametrize("engine", ENGINES)
+def test_all_reduce_every_op_and_dtype(engine):
+    harness.run(_all_reduce, engine, env=ENGINES[engine])
 
 
-def _broadcast_and_reduce(rank):
+def _broadcast_and_reduce(rank, engine):
     harness.init("accl")
+    assert_engine(engine)
     for dtype in DTYPES:
         t = on_device(value(rank, dtype, salt=2))
         dist.broadcast(t, src=1)
@@ -91,15 +102,17 @@ def _broadcast_and_reduce(rank):
             assert_equal(t, reduced(op, dtype, salt=3), f"reduce {op} {dtype}")
 
 
-def test_broadcast_and_reduce():
-    harness.run(_broadcast_and_reduce)
+@pytest.mark.parametrize("engine", ENGINES)
+def test_broadcast_and_reduce(engine):
+    harness.run(_broadcast_and_reduce, engine, env=ENGINES[engine])
 
 
 # ---- gathers and scatters ------------------------------------------------------------
 
 
-def _gathers(rank):
+def _gathers(rank, engine):
     harness.init("accl")
+    assert_engine(engine)
     for dtype in DTYPES:
         mine = on_device(value(rank, dtype, salt=4))
         expected = [value(r, dtype, salt=4) for r in range(2)]
@@ -110,6 +123,11 @@ def _gathers(rank):
         single = torch.empty(2 * N, dtype=dtype, device=harness.device())
         dist.all_gather_into_tensor(single, mine)
         assert_equal(single, torch.cat(expected), f"all_gather_into_tensor {dtype}")
+        # NCCL's contract: any output shape with twice the elements
+        # (nn.SyncBatchNorm gathers into a (1, 2 * n) tensor).
+        row = torch.empty(1, 2 * N, dtype=dtype, device=harness.device())
+        dist.all_gather_into_tensor(row, mine)
+        assert_equal(row, torch.cat(expected)[None], f"all_gather_into_tensor (1, 2n) {dtype}")
         gathered = [torch.empty_like(mine) for _ in range(2)] if rank == 1 else None
         dist.gather(mine, gathered, dst=1)
         if rank == 1:
@@ -121,12 +139,14 @@ def _gathers(rank):
         assert_equal(got, value(rank, dtype, salt=5), f"scatter {dtype}")
 
 
-def test_all_gather_gather_scatter():
-    harness.run(_gathers)
+@pytest.mark.parametrize("engine", ENGINES)
+def test_all_gather_gather_scatter(engine):
+    harness.run(_gathers, engine, env=ENGINES[engine])
 
 
-def _reduce_scatters(rank):
+def _reduce_scatters(rank, engine):
     harness.init("accl")
+    assert_engine(engine)
     for dtype, op in dtypes_and_ops((torch.float32, torch.bfloat16, torch.float16, torch.int64),
                                     (dist.ReduceOp.SUM, dist.ReduceOp.MAX)):
         # rank r's input: 2 chunks of N; chunk k goes (reduced) to rank k
@@ -161,8 +181,9 @@ def _reduce_scatters(rank):
         assert_equal(t, full[0] * 0.5 + full[1] * 0.5, f"all_reduce PREMUL_SUM {dtype}")
 
 
-def test_reduce_scatter_list_and_tensor():
-    harness.run(_reduce_scatters)
+@pytest.mark.parametrize("engine", ENGINES)
+def test_reduce_scatter_list_and_tensor(engine):
+    harness.run(_reduce_scatters, engine, env=ENGINES[engine])
 
 
 def _all_to_all(rank):
@@ -263,10 +284,11 @@ def test_barrier_and_object_collectives():
     harness.run(_barrier_and_objects)
 
 
-def _coalesced(rank):
+def _coalesced(rank, engine):
     from torch.distributed.distributed_c10d import _coalescing_manager, _get_default_group
 
     harness.init("accl")
+    assert_engine(engine)
     group = _get_default_group()
     dev = harness.device()
     backend = group._get_backend(dev)
@@ -316,8 +338,9 @@ def _coalesced(rank):
         assert_equal(t, value(1, torch.float32, 2, salt=50 + k), f"coalesced broadcast [{k}]")
 
 
-def test_coalesced_forms():
-    harness.run(_coalesced)
+@pytest.mark.parametrize("engine", ENGINES)
+def test_coalesced_forms(engine):
+    harness.run(_coalesced, engine, env=ENGINES[engine])
 
 
 # ---- refusals ------------------------------------------------------------------------
@@ -369,7 +392,7 @@ def test_bad_calls_are_refused_at_the_call():
     assert "tensors must be contiguous" in messages[0]
     assert "No backend type associated with device type cpu" in messages[1]  # PyTorch's
     assert "ReduceOp.AVG needs a floating-point tensor" in messages[2]
-    assert "Float8_e4m3fn is not supported by the gloo engine" in messages[3]
+    assert "Float8_e4m3fn is not supported by the" in messages[3]  # gloo or shm engine
     assert "has 5 elements, expected 6" in messages[4]
     assert "reduce: this reduction is not supported" in messages[5]
     assert "input split sizes add up to 5, but the input tensor's first dimension is 4" in \

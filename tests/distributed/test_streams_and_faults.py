@@ -6,6 +6,7 @@ DDP's timer. Whether a call waited for the device is told by a stream the test h
 
 import datetime
 import time
+import re
 import warnings
 
 import pytest
@@ -168,28 +169,94 @@ def _check_peer_death(result, blocking):
     else:
         assert called is not None and called < 2.0, f"the call blocked {called} s"
     assert failed_after < GROUP_TIMEOUT + 5, f"failed after {failed_after:.1f} s"
-    assert "accl: accl::allreduce failed on rank 0 (gloo)" in errors[0], errors[0]
+    assert re.search(r"accl: accl::allreduce failed on rank 0 \((shm|gloo)\)", errors[0]), errors[0]
     assert "broke when an earlier collective failed" in errors[1], errors[1]
     assert destroyed < GROUP_TIMEOUT + 5
 
 
 def _stall_then_die(rank):
+    timed_out = _wait_times_out(rank)
     stalled = _peer_stalls(rank)
     dist.destroy_process_group()
-    return stalled, _peer_dies(rank)
+    return timed_out, stalled, _peer_dies(rank)
 
 
 def test_a_stalled_or_dead_peer_fails_the_collective():
-    """One set of fresh ranks for both: a peer that stalls (alive, never joining) fails the
+    """One set of fresh ranks for all three: Work.wait(timeout) on a collective a peer never
+    joins gives up after that timeout; a peer that stalls (alive, never joining) fails the
     collective after the group's timeout; then, in a new group, a peer that dies fails it at
     the next synchronisation."""
-    (stalled, died), exited = harness.run(_stall_then_die, fresh=True, timeout=90)
+    (timed_out, stalled, died), exited = harness.run(_stall_then_die, fresh=True, timeout=90)
     assert exited == ("exited", 0)
+    _check_wait_timeout(timed_out)
     elapsed, message = stalled
-    assert "accl: accl::allreduce failed on rank 0 (gloo)" in message, message
+    assert re.search(r"accl: accl::allreduce failed on rank 0 \((shm|gloo)\)", message), message
     assert "imed out" in message or "timeout" in message.lower(), message
     assert 2.5 < elapsed < 3 + 5, elapsed
     _check_peer_death(died, blocking=False)
+
+
+WAIT_TIMEOUT_MS = 1000  # Work.wait(timeout=...), far shorter than the group's timeout
+
+
+def _wait_with_timeout_in_time(rank):
+    harness.init("accl")
+    x = torch.full((3,), rank + 1.0, device=harness.device())
+    work = dist.all_reduce(x, async_op=True)
+    returned = work.wait(timeout=datetime.timedelta(seconds=30))
+    completed = work.is_completed()  # the host waited for the collective
+    barrier = dist.barrier(async_op=True).wait(timeout=datetime.timedelta(seconds=30))
+    return returned, completed, barrier, x.cpu().tolist()
+
+
+def test_wait_with_a_timeout_returns_once_the_collective_ended():
+    for returned, completed, barrier, values in harness.run(_wait_with_timeout_in_time):
+        assert returned is True and completed is True and barrier is True
+        assert values == [3.0, 3.0, 3.0]
+
+
+def _wait_times_out(rank):
+    harness.init("accl", timeout=datetime.timedelta(seconds=GROUP_TIMEOUT))
+    x = torch.ones(4, device=harness.device())
+    dist.all_reduce(x)
+    x.cpu()
+    if rank == 1:
+        time.sleep(3)  # alive, but never joins the next collective
+        dist.destroy_process_group()  # its connections close: the peer's kernel ends
+        return None
+    start = time.monotonic()
+    work = dist.all_reduce(x, async_op=True)
+    try:
+        work.wait(timeout=datetime.timedelta(milliseconds=WAIT_TIMEOUT_MS))
+        error = ("none", "wait() returned")
+    except RuntimeError as e:
+        error = (type(e).__name__, str(e))
+    elapsed = time.monotonic() - start
+    try:
+        dist.all_reduce(torch.ones(1, device=harness.device()))
+        refused = "the group accepted another collective"
+    except RuntimeError as e:
+        refused = str(e)
+    # The kernel stalled in Gloo ends once rank 1's connections close (or at the group's
+    # timeout), failing, and so does the check queued on the current stream behind wait().
+    try:
+        torch.accinte.synchronize()
+        drained = "no error"
+    except RuntimeError as e:
+        drained = str(e)
+    dist.destroy_process_group()
+    return elapsed, error, refused, drained
+
+
+def _check_wait_timeout(result):
+    elapsed, (kind, message), refused, drained = result
+    assert kind == "DistBackendError", (kind, message)
+    assert (f"accl: accl::allreduce on rank 0 timed out in Work.wait(timeout="
+            f"{WAIT_TIMEOUT_MS} ms)") in message, message
+    assert WAIT_TIMEOUT_MS / 1000 <= elapsed < WAIT_TIMEOUT_MS / 1000 + 3, elapsed
+    assert "broke when an earlier collective failed" in refused, refused
+    assert "timed out in Work.wait" in refused, refused
+    assert "a kernel reported failure" in drained, drained
 
 
 def test_a_dead_peer_fails_the_collective_at_the_call_with_launch_blocking():

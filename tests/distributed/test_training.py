@@ -98,3 +98,13 @@ def test_tensor_parallel_linear_layers_equal_cpu():
         torch.testing.assert_close(r["output"], C.model()(x).detach(), rtol=0, atol=1e-6)
     assert_ranks_identical(results)
     assert_states(results[0]["state"], C.train_on_cpu(), atol=1e-6)
+
+
+def test_sync_batchnorm_equals_batch_norm_on_the_full_batch():
+    # nn.SyncBatchNorm's five CUDA-only operators run on accinte (Note
+    # [accinte SyncBatchNorm]); its statistics over both ranks' halves are
+    # those of plain BatchNorm over the full batch on the CPU.
+    results = run("sync_batchnorm")
+    assert all(r["sync"] for r in results)
+    assert_ranks_identical(results)
+    assert_states(results[0]["state"], C.train_bn_on_cpu(), atol=1e-5)

@@ -164,6 +164,37 @@ def case_tensor_parallel(rank, world_size, device):
     return {"output": first, "state": cpu_state(net), "local_rows": local_rows}
 
 
+def bn_model() -> nn.Module:
+    """A tiny convolutional model with batch norm (same weights everywhere)."""
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                         nn.Flatten(), nn.Linear(4 * 4 * 4, 4))
+
+
+def bn_batch() -> tuple[torch.Tensor, torch.Tensor]:
+    """The full batch of images for ``bn_model``, on the CPU."""
+    g = torch.Generator().manual_seed(2)
+    return torch.randn(BATCH, 2, 4, 4, generator=g), torch.randn(BATCH, 4, generator=g)
+
+
+def train_bn_on_cpu() -> dict[str, torch.Tensor]:
+    """The oracle of ``sync_batchnorm``: plain BatchNorm on the full batch."""
+    net = bn_model()
+    train(net, *bn_batch())
+    return {k: v.detach() for k, v in net.state_dict().items()}
+
+
+def case_sync_batchnorm(rank, world_size, device):
+    """nn.SyncBatchNorm under DDP on this rank's half of the batch, as
+    Lightning's ``sync_batchnorm=True`` sets it up: its statistics are the
+    full batch's (Note [accinte SyncBatchNorm])."""
+    net = nn.SyncBatchNorm.convert_sync_batchnorm(bn_model()).to(device)
+    ddp = nn.parallel.DistributedDataParallel(net)
+    x, y = bn_batch()
+    train(ddp, half(x, rank, world_size).to(device), half(y, rank, world_size).to(device))
+    return {"state": cpu_state(net), "sync": isinstance(net[1], nn.SyncBatchNorm)}
+
+
 CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 # How each case joins the group: init_process_group's arguments beyond the

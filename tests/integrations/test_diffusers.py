@@ -50,3 +50,21 @@ def test_unet_channels_last_inference():
         with torch.inference_mode():
             return unet(sample.to(device).to(memory_format=torch.channels_last), 3).sample
     run_both(LIB, "UNet2D channels-last inference", fn)
+
+
+def test_vidtok_downsample_bfloat16():
+    """VidTok's temporal downsampling pools with avg_pool3d in bfloat16, which
+    the CPU's kernel refuses: diffusers casts to float itself only when the
+    device is "cpu" (autoencoder_vidtok.py) and takes CUDA's path on accinte,
+    where accinte computes in float as CUDA does (Note [accinte low precision
+    as CUDA]): the same bits as diffusers' own CPU workaround."""
+    from diffusers.models.autoencoders.autoencoder_vidtok import VidTokDownsample3D
+
+    x = torch.randn(1, 4, 5, 6, 6, generator=torch.Generator().manual_seed(2))
+
+    def fn(device):
+        torch.manual_seed(0)
+        block = VidTokDownsample3D(4, 4).to(device, torch.bfloat16)
+        with torch.no_grad():
+            return block(x.to(device, torch.bfloat16))
+    run_both(LIB, "VidTok downsample (bf16 avg_pool3d)", fn)

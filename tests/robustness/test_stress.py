@@ -74,6 +74,32 @@ def test_8_threads_10k_ops_on_one_shared_stream(cases):
     """, timeout=150)
 
 
+def test_one_thread_launching_without_synchronising_is_held_back(cases):
+    # The issue's case: small operators launched in a loop that never
+    # synchronises, faster than the device runs them (kept busy for 1.5 s
+    # first). Each launch past the queue's depth waits, so the process does
+    # not grow with the launches (unbounded, these 2 s queue ~250k kernels
+    # and ~300 MiB).
+    cases.check("""
+        from torch_accinte import _C
+        x = torch.zeros(8, device="accinte")
+        torch.accinte.synchronize()
+        base_rss = rss_bytes()
+        peak, launched = base_rss, 0
+        _C._sleep(1500)
+        start = time.monotonic()
+        while time.monotonic() - start < 2.0:
+            for _ in range(1000):
+                x.add_(1)
+            launched += 1000
+            peak = max(peak, rss_bytes())
+        torch.accinte.synchronize()
+        assert torch.equal(x.cpu(), torch.full((8,), float(launched)))
+        grown = peak - base_rss
+        assert grown < 64 << 20, f"RSS grew by {grown >> 20} MiB for {launched} launches"
+    """, timeout=120)
+
+
 def test_producers_are_held_back_by_a_full_queue(cases):
     # Four threads launch small kernels as fast as they can on streams the
     # device keeps busy for a while: each launch past the queue's depth (1024)

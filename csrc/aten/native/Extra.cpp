@@ -8,15 +8,12 @@
 #include <ATen/ops/ones_like.h>
 
 #include <functional>
-#include <mutex>
 #include <optional>
-#include <set>
 #include <tuple>
 
 #include <csrc/emulation/CpuAlias.h>
 #include <csrc/emulation/CpuKernel.h>
-#include <csrc/emulation/FallbackCommon.h>
-#include <csrc/runtime/AccInteGraphsUtils.h>
+#include <csrc/emulation/FirstRun.h>
 #include <csrc/runtime/AccInteGuard.h>
 #include <csrc/runtime/AccInteStream.h>
 
@@ -88,6 +85,8 @@ at::MemoryFormat cpu_convolution_memory_format(const at::Tensor& input, const at
 }
 // LITERALINCLUDE END: OPERATORS CONVOLUTION LAYOUT
 
+} // namespace
+
 // Note [accinte convolution checks at the call]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // PyTorch checks a convolution's shapes before it reaches
@@ -95,37 +94,13 @@ at::MemoryFormat cpu_convolution_memory_format(const at::Tensor& input, const at
 // kernel, each its own way: slow_conv2d takes integers, slow_conv_transpose2d
 // does not, none takes bool or float8 ("slow_conv2d_cpu" not implemented for
 // 'Bool'). Queued unchecked, such a call would return and fail at the next
-// synchronisation. What the kernel checks depends on the dtypes and on the
-// backend, never on values, so the first call of each combination waits for
-// its kernel and raises its error at the call with the CPU's type and
-// message; later calls of a combination that ran are queued. (While a stream
-// captures a graph nothing may wait for it: the call is queued unchecked.)
-using ConvSignature = std::tuple<at::ScalarType, at::ScalarType, std::optional<at::ScalarType>,
-                                 at::native::ConvBackend, int64_t>;
-
-// The signatures whose first call ran without an error.
-class CheckedConvolutions {
- public:
-  bool contains(const ConvSignature& signature) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return ran_.count(signature) > 0;
-  }
-  void insert(const ConvSignature& signature) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    ran_.insert(signature);
-  }
-
- private:
-  std::mutex mutex_;
-  std::set<ConvSignature> ran_;
-};
-
-CheckedConvolutions& checked_convolutions() {
-  static CheckedConvolutions checked;
-  return checked;
-}
-
-} // namespace
+// synchronisation. What the kernel checks depends on the dtypes, the backend
+// and the number of dimensions, never on values or sizes, so these are the
+// call's signature for the engine's first-run rule (launch_after_first_run,
+// FirstRun.h): the first call of each signature waits for its kernel and
+// raises its error at the call with the CPU's type and message; later calls
+// of a signature that ran are queued. (While a stream captures a graph
+// nothing may wait for it: the call is queued unchecked.)
 
 // Both run as kernels on the current stream: output shapes are known from
 // the arguments (PyTorch checked them before calling), so nothing waits but
@@ -146,25 +121,23 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
       conv_output_sizes(input, weight, stride, padding, dilation, transposed, output_padding,
                         groups),
       input.options().memory_format(cpu_convolution_memory_format(input, weight, backend)));
-  std::function<void()> kernel = with_autograd_excluded(
+  std::function<void()> kernel =
       [in = cpu_alias(input), w = cpu_alias(weight), b = has_bias ? cpu_alias(*bias) : at::Tensor(),
        o = cpu_alias(out), stride = stride.vec(), padding = padding.vec(),
        dilation = dilation.vec(), transposed, output_padding = output_padding.vec(), groups]() {
         o.copy_(at::convolution(
             in, w, b.defined() ? std::optional<at::Tensor>(b) : std::nullopt, stride, padding,
             dilation, transposed, output_padding, groups));
-      });
+      };
   // See Note [accinte convolution checks at the call].
-  const auto stream = c10::accinte::getCurrentAccInteStream(input.device().index());
-  const ConvSignature signature{input.scalar_type(), weight.scalar_type(),
-                                has_bias ? std::optional(bias->scalar_type()) : std::nullopt,
-                                backend, input.dim()};
-  if (checked_convolutions().contains(signature) || c10::accinte::is_stream_capturing(stream)) {
-    c10::accinte::launch_kernel(stream, std::move(kernel), "aten::convolution_overrideable");
-  } else {
-    run_and_wait(stream, std::move(kernel), "aten::convolution_overrideable");
-    checked_convolutions().insert(signature);
-  }
+  const int64_t no_bias = -1;
+  launch_after_first_run(
+      c10::accinte::getCurrentAccInteStream(input.device().index()),
+      "aten::convolution_overrideable",
+      {static_cast<int64_t>(input.scalar_type()), static_cast<int64_t>(weight.scalar_type()),
+       has_bias ? static_cast<int64_t>(bias->scalar_type()) : no_bias,
+       static_cast<int64_t>(backend), input.dim()},
+      std::move(kernel));
   return out;
 }
 

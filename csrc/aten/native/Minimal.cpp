@@ -159,12 +159,19 @@ at::Scalar _local_scalar_dense(const at::Tensor& self) {
       self.scalar_type(), "_local_scalar_dense_accinte", AT_WRAP([&] {
         scalar_t value{};
         AccInteGuard guard(self.device().index());
-        c10::accinte::check_not_capturing(c10::accinte::getCurrentAccInteStream(),
-                                          "Tensor.item() (aten::_local_scalar_dense)");
-        // Synchronous: waits for the work queued on the device, like .item() on CUDA.
-        c10::accinte::HostWaitGuard no_gil; // Note [accinte host waits and the GIL]
-        ACCINTE_CHECK(acMemcpy(&value, self.const_data_ptr<scalar_t>(), sizeof(scalar_t),
-                               acMemcpyDeviceToHost));
+        const c10::accinte::AccInteStream stream = c10::accinte::getCurrentAccInteStream();
+        c10::accinte::check_not_capturing(stream, "Tensor.item() (aten::_local_scalar_dense)");
+        // Waits for the current stream, not the whole device, like .item()
+        // on CUDA (cudaMemcpyAsync, then cudaStreamSynchronize).
+        acError_t queued = acSuccess;
+        {
+          // A full queue waits: Note [accinte host waits and the GIL].
+          c10::accinte::HostWaitGuard no_gil;
+          queued = acMemcpyAsync(&value, self.const_data_ptr<scalar_t>(), sizeof(scalar_t),
+                                 acMemcpyDeviceToHost, stream.stream());
+        }
+        ACCINTE_CHECK(queued);
+        stream.synchronize();
         result = at::Scalar(value);
       }),
       AT_EXPAND(AT_ALL_TYPES_AND_COMPLEX), kComplexHalf, kHalf, kBool, kBFloat16,

@@ -46,7 +46,11 @@ acError_t runTask(const Stream::Task& task) noexcept {
 // .item() round trip took 97 us without the spin and 7 us with it (the CPU:
 // 2-3 us); the small op and a Transformer step did not move. On the same
 // machine at a load average of 15, spinning made neither row faster nor
-// much slower, because each spin yields to the thread it waits for. Unlike
+// much slower, because each spin yields to the thread it waits for. A spin
+// that did not yield for its first 5 or 20 us (PAUSE between reads) made
+// the .item() round trip 2 to 4 times slower at a load average of 5 to 7
+// (14 us against 32 and 51 us): the spinning thread kept the core from the
+// thread it waited for. Unlike
 // cudaDeviceScheduleAuto, which spins only with cores to spare, accinte
 // spins on two cores too: its worker is a thread of the same process.
 // LITERALINCLUDE START: RUNTIME SPIN BEFORE SLEEPING
@@ -171,6 +175,7 @@ void Stream::clearCapture() {
 // around its launches (HostWaitGuard in csrc/runtime/AccInteKernel.cpp).
 // LITERALINCLUDE START: GRAPH STREAM ENQUEUE
 acError_t Stream::enqueue(Task task, const char* kind, WhenFull whenFull) {
+  bool started = false;
   {
     std::unique_lock<std::mutex> lock(mutex_);
     if (whenFull == WhenFull::kWait && !onWorkerThread()) {
@@ -186,10 +191,15 @@ acError_t Stream::enqueue(Task task, const char* kind, WhenFull whenFull) {
       // Started lazily: most pool streams are never used. May throw
       // std::system_error, before anything was queued.
       worker_ = std::thread([this] { runWorker(); });
+      started = true;
     }
     queue_.emplace_back(++issued_, std::move(task));
   }
   workCv_.notify_one();
+  if (started) {
+    // Outside the stream's lock: the registry's lock is never taken under it.
+    noteWorkerStarted(shared_from_this());
+  }
   return acSuccess;
 }
 // LITERALINCLUDE END: GRAPH STREAM ENQUEUE

@@ -4,13 +4,13 @@
 #define ACCINTE_SRC_STREAM_H_
 
 #include "runtime.h"
+#include "task.h"
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -65,8 +65,9 @@ class Completion {
 class Stream : public std::enable_shared_from_this<Stream> {
  public:
   // A task returns acSuccess, or an asynchronous error that the stream keeps
-  // until a synchronizing call reports it.
-  using Task = std::function<acError_t()>;
+  // until a synchronizing call reports it. See Note [accinte tasks without
+  // allocation].
+  using Task = accinte::Task;
 
   Stream(int device, int priority, bool isDefault);
   // Lets the worker drain the queue, then joins it. Never runs on the
@@ -128,16 +129,18 @@ class Stream : public std::enable_shared_from_this<Stream> {
   std::condition_variable doneCv_;  // a task finished
   std::condition_variable roomCv_;  // a task left the queue
   std::deque<std::pair<uint64_t, Task>> queue_;
-  // Tickets handed out, and tickets whose task has returned: written under
-  // mutex_, read without it by the spins of Note [accinte spin before
-  // sleeping].
-  std::atomic<uint64_t> issued_{0};
-  std::atomic<uint64_t> finished_{0};
   acError_t error_ = acSuccess;
   uint64_t errorTicket_ = 0;
   bool stopping_ = false;
   std::shared_ptr<Capture> capture_;
   std::thread worker_;
+  // Tickets handed out, and tickets whose task has returned: written under
+  // mutex_, read without it by the spins of Note [accinte spin before
+  // sleeping]. Each on a cache line of its own (and last, so that
+  // nothing else shares the second one), so that a spinning reader
+  // does not take from the writer the line of the lock and queue it uses.
+  alignas(64) std::atomic<uint64_t> issued_{0};
+  alignas(64) std::atomic<uint64_t> finished_{0};
 };
 
 // ---- the stream registry (stream_api.cpp) ----------------------------------
@@ -147,6 +150,10 @@ class Stream : public std::enable_shared_from_this<Stream> {
 // acErrorInvalidResourceHandle. Handles are only compared, never dereferenced,
 // so a stale or garbage handle is detected safely.
 acError_t resolveStream(acStream_t handle, std::shared_ptr<Stream>* stream);
+
+// Called by a stream once, when its worker starts: from then on waits for
+// the stream's device look at it (busyStreamsOf).
+void noteWorkerStarted(const std::shared_ptr<Stream>& stream);
 
 }  // namespace accinte
 

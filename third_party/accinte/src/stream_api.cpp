@@ -23,12 +23,17 @@ constexpr int kGreatestPriority = -1;
 struct StreamTable {
   std::unordered_map<acStream_t, std::shared_ptr<Stream>> live;  // every stream, by handle
   std::vector<std::shared_ptr<Stream>> defaults;                 // per device, or null
+  // Per device, the live streams whose worker has started: the only ones
+  // that can have work (a device has 65 streams once PyTorch made its pool,
+  // and a wait for the device, such as .item()'s copy, looks at them all).
+  std::vector<std::vector<std::shared_ptr<Stream>>> started;
 };
 
 StreamTable& streamTable() {
   static auto* table = [] {
     auto* t = new StreamTable();
     t->defaults.resize(static_cast<size_t>(config().deviceCount));
+    t->started.resize(static_cast<size_t>(config().deviceCount));
     return t;
   }();
   return *table;
@@ -79,6 +84,15 @@ std::mutex& streamTableMutex() {
   return *mutex;
 }
 
+void noteWorkerStarted(const std::shared_ptr<Stream>& stream) {
+  std::lock_guard<std::mutex> lock(streamTableMutex());
+  StreamTable& table = streamTable();
+  // A stream destroyed meanwhile (a launch racing its destruction) stays out.
+  if (table.live.count(stream->handle()) != 0) {
+    table.started[static_cast<size_t>(stream->device())].push_back(stream);
+  }
+}
+
 acError_t resolveStream(acStream_t handle, std::shared_ptr<Stream>* stream) {
   if (handle == nullptr) {
     *stream = defaultStream(currentDevice());
@@ -97,13 +111,14 @@ acError_t resolveStream(acStream_t handle, std::shared_ptr<Stream>* stream) {
 // The device's streams that have work unfinished now: the only ones a wait
 // for the device must wait for (work queued later is not waited for anyway).
 // Cheaper than streamsOf for a device with many pool streams, most of them
-// idle or never used: no reference is taken to an idle one.
+// never used: only started streams are looked at, and no reference is taken
+// to an idle one.
 std::vector<std::shared_ptr<Stream>> busyStreamsOf(int device) {
   std::vector<std::shared_ptr<Stream>> result;
   std::lock_guard<std::mutex> lock(streamTableMutex());
-  for (const auto& entry : streamTable().live) {
-    if (entry.second->device() == device && !entry.second->idle()) {
-      result.push_back(entry.second);
+  for (const auto& stream : streamTable().started[static_cast<size_t>(device)]) {
+    if (!stream->idle()) {
+      result.push_back(stream);
     }
   }
   return result;
@@ -193,6 +208,8 @@ acError_t acStreamDestroy(acStream_t stream) {
       }
       doomed = std::move(it->second);
       live.erase(it);
+      auto& started = streamTable().started[static_cast<size_t>(doomed->device())];
+      started.erase(std::remove(started.begin(), started.end(), doomed), started.end());
     }
     doomed->waitIdle();
     // A kernel failure nobody synchronized on would otherwise vanish with
