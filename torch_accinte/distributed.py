@@ -58,6 +58,24 @@ def _create(opts, backend_options) -> object:
 ENGINE_ENV = "ACCL_ENGINE"
 SLOT_BYTES_ENV = "ACCL_SHM_SLOT_BYTES"
 DEFAULT_SLOT_BYTES = 1 << 20
+SLOT_BYTES_RANGE = (64, 1 << 30)  # a 1 GiB slot already maps 4 GiB on 2 ranks
+
+
+def _slot_bytes() -> int:
+    """ACCL_SHM_SLOT_BYTES (bytes per rank and buffer), checked: an integer in
+    SLOT_BYTES_RANGE, else ValueError. Every rank reads it before any rendezvous, so a bad
+    value fails every rank at once rather than leave some waiting for rank 0."""
+    text = os.environ.get(SLOT_BYTES_ENV, "").strip()
+    if not text:
+        return DEFAULT_SLOT_BYTES
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{SLOT_BYTES_ENV}={text!r}: expected an integer number of bytes")
+    low, high = SLOT_BYTES_RANGE
+    if not low <= value <= high:
+        raise ValueError(f"{SLOT_BYTES_ENV}={value}: expected {low} to {high} bytes")
+    return value
 
 
 def _host_identity() -> str:
@@ -102,10 +120,11 @@ def _with_shm(store, rank: int, size: int, make):
     publishes where it is; the others open it through /proc/<pid>/fd and map it. Returns
     ``make(shm_fd=..., shm_nonce=..., shm_slot_bytes=...)``. Every rank reports to the
     others whether it got there, so they fail together rather than wait for one another."""
+    own_slot_bytes = _slot_bytes()  # raises on every rank, before the store is touched
     fd, pg, error = -1, None, ""
     try:
         if rank == 0:
-            slot_bytes = int(os.environ.get(SLOT_BYTES_ENV, DEFAULT_SLOT_BYTES))
+            slot_bytes = own_slot_bytes
             nonce = secrets.randbits(63)
             fd = os.memfd_create("accl-shm", os.MFD_CLOEXEC)
             pg = make(shm_fd=fd, shm_nonce=nonce, shm_slot_bytes=slot_bytes)

@@ -81,6 +81,9 @@ ShmSegment::ShmSegment(int fd, int rank, int size, size_t slot_bytes, uint64_t n
   TORCH_CHECK(size >= 1 && rank >= 0 && rank < size, "accl shm: bad rank ", rank, " of ", size);
   TORCH_CHECK(slot_bytes >= 64, "accl shm: the slot size must be at least 64 bytes, got ",
               slot_bytes);
+  // round_up wraps to 0 near SIZE_MAX, and the segment size overflows long before that.
+  TORCH_CHECK(slot_bytes_ >= slot_bytes && slot_bytes_ <= (size_t{1} << 40) / (2 * size),
+              "accl shm: the slot size ", slot_bytes, " is too large for ", size, " ranks");
   data_offset_ = round_up(kLine * (1 + size), kPage);
   bytes_ = data_offset_ + 2 * static_cast<size_t>(size) * slot_bytes_;
   fd_ = fcntl(fd, F_DUPFD_CLOEXEC, 0);

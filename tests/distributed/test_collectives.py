@@ -375,6 +375,13 @@ def _refusals(rank):
         lambda: dist.all_to_all_single(torch.empty(4, device=dev), torch.ones(4, device=dev),
                                        [2, 2], [3, 2]),                  # splits != size
         lambda: _gather_with_lists(2),                                   # 2 lists, every rank
+        lambda: dist.broadcast(torch.ones(2, device=dev), src=5),        # root outside group
+        lambda: dist.reduce(torch.ones(2, device=dev), dst=5),
+        lambda: dist.gather(torch.ones(2, device=dev), dst=5),
+        lambda: dist.scatter(torch.empty(2, device=dev), src=5),
+        lambda: dist.all_reduce(torch.ones(2, device=dev), op=dist.ReduceOp.BXOR),  # float
+        lambda: dist.reduce(torch.ones(2, dtype=torch.complex64, device=dev), 0,
+                            op=dist.ReduceOp.MAX),                       # MAX: complex
     ):
         with pytest.raises((RuntimeError, ValueError)) as info:
             call()
@@ -400,3 +407,10 @@ def test_bad_calls_are_refused_at_the_call():
     for messages in every_rank:  # the root and the other rank alike
         assert "gather takes at most one list of output tensors per process, got 2" in \
             messages[7]
+        for k, name in enumerate(["broadcast", "reduce", "gather", "scatter"]):
+            assert f"accl: {name}: invalid root rank 5 (the group has 2 ranks" in \
+                messages[8 + k], messages[8 + k]
+        assert "allreduce: ReduceOp.BXOR needs an integer or bool tensor, got Float" in \
+            messages[12], messages[12]
+        assert "reduce: ReduceOp.MAX is not defined on complex tensors, got ComplexFloat" in \
+            messages[13], messages[13]

@@ -69,6 +69,27 @@ def test_ranks_on_different_hosts_use_gloo_and_refuse_shm():
             message, message
 
 
+def _bad_slot_bytes(rank):
+    try:
+        harness.init("accl")
+    except ValueError as e:
+        return str(e)
+    return "accepted"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("0", "ACCL_SHM_SLOT_BYTES=0: expected 64 to 1073741824 bytes"),
+    (str(2 ** 63), f"ACCL_SHM_SLOT_BYTES={2 ** 63}: expected 64 to"),
+    (str(2 ** 64 - 1), f"ACCL_SHM_SLOT_BYTES={2 ** 64 - 1}: expected 64 to"),
+    ("1MiB", "ACCL_SHM_SLOT_BYTES='1MiB': expected an integer number of bytes"),
+])
+def test_a_bad_slot_size_is_refused_on_every_rank(text, message):
+    # Before the fix: 2**63 mapped 4096 bytes and crashed, 2**64-1 looped forever, 0 failed
+    # without naming the variable.
+    for got in harness.run(_bad_slot_bytes, env={"ACCL_SHM_SLOT_BYTES": text}, timeout=60):
+        assert message in got, got
+
+
 def value(rank, dtype, n, salt):
     g = torch.Generator().manual_seed(131 * salt + rank)
     if dtype == torch.bool:
