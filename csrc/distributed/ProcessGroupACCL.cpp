@@ -260,6 +260,7 @@ c10::intrusive_ptr<Work> ProcessGroupACCL::enqueue(OpType type, const char* name
   auto on_timeout = [shared = shared_](const std::string& message) {
     shared->broken.fail(message);
     shared->aborted.store(true);
+    shared->engine->abort(); // the stalled kernel ends, and the stream behind it runs
   };
   return c10::make_intrusive<WorkACCL>(rank_, type, name, device, std::move(outputs),
                                        std::move(future), std::move(end), std::move(status),
@@ -297,6 +298,7 @@ c10::intrusive_ptr<Work> ProcessGroupACCL::endCoalescing() {
 
 void ProcessGroupACCL::abort() {
   shared_->aborted.store(true);
+  shared_->engine->abort();
 }
 
 void ProcessGroupACCL::shutdown() {

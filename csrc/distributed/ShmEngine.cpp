@@ -137,6 +137,11 @@ EngineOp ShmEngine::allreduce(std::vector<at::Tensor>& tensors, const AllreduceO
 }
 // LITERALINCLUDE END: ACCL SHM ALLREDUCE
 
+void ShmEngine::abort() {
+  segment_->abort();
+  fallback_->abort();
+}
+
 EngineOp ShmEngine::broadcast(std::vector<at::Tensor>& tensors, const BroadcastOptions& opts) {
   ShmSegment& seg = *segment_;
   // The process group refuses a bad root at the call; the slots are indexed by it.

@@ -135,6 +135,18 @@ ShmSegment::~ShmSegment() {
   close(fd_); // drops the liveness lock
 }
 
+void ShmSegment::abort() {
+  aborted_.store(true);
+  RankState& me = state(rank_);
+  me.left.store(1);
+  futex_wake_all(&me.phase); // peers sleeping on this rank find it gone
+  for (int peer = 0; peer < size_; ++peer) {
+    if (peer != rank_) {
+      futex_wake_all(&state(peer).phase); // and this rank's own sleeper wakes
+    }
+  }
+}
+
 ShmSegment::RankState& ShmSegment::state(int r) const {
   return *reinterpret_cast<RankState*>(base_ + kLine * (1 + r));
 }
@@ -171,6 +183,8 @@ void ShmSegment::wait_for(int peer, const char* what,
       std::this_thread::yield(); // the peer may need this very core
       continue;
     }
+    TORCH_CHECK(!aborted_.load(), "accl shm: ", what, ": the process group was aborted "
+                "while this rank waited for rank ", peer);
     const std::string gone = why_gone(peer);
     // A peer publishes its phase before it leaves or ends: read it again.
     if (!gone.empty() && arrived()) {

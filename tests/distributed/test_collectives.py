@@ -12,7 +12,7 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from distributed import harness
+from distributed import harness, inputs
 
 DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.int64, torch.bool]
 N = 6
@@ -29,15 +29,8 @@ CPU_REDUCE = {
 
 
 def value(rank, dtype, n=N, salt=0):
-    """Rank `rank`'s input, on the CPU (every rank can make every rank's)."""
-    g = torch.Generator().manual_seed(977 * salt + rank)
-    if dtype == torch.bool:
-        return torch.rand(n, generator=g) > 0.5
-    if dtype == torch.float32:
-        return torch.randn(n, generator=g)
-    if dtype.is_floating_point:
-        return torch.randint(-8, 9, (n,), generator=g).to(dtype)
-    return torch.randint(-50, 50, (n,), generator=g).to(dtype)
+    """Rank `rank`'s input, on the CPU (every rank can make every rank's); exact sums."""
+    return inputs.value(rank, dtype, n, salt)
 
 
 def on_device(t):
