@@ -45,12 +45,18 @@ def _create(opts, backend_options) -> object:
     if not isinstance(timeout, datetime.timedelta):
         timeout = datetime.timedelta(seconds=float(timeout))
     rank, size = opts.group_rank, opts.group_size
-    choice = _engine_choice()  # a bad ACCL_ENGINE fails every rank before any rendezvous
+    # A bad ACCL_ENGINE or ACCL_SHM_SLOT_BYTES fails every rank before any rendezvous.
+    choice = _engine_choice()
+    slot_bytes = _slot_bytes() if choice != "gloo" else DEFAULT_SLOT_BYTES
     gloo = dist.ProcessGroupGloo(opts.store, rank, size, timeout)
-    store = dist.PrefixStore("accl_engine/", opts.store)
+    # The group's store outlives a destroyed group when a new one reuses its name (as the
+    # default group does): keys of this creation live under a count of creations, the same
+    # on every rank since every rank makes the same groups in the same order.
+    creation = opts.store.add(f"accl_engine/creations/{rank}", 1)
+    store = dist.PrefixStore(f"accl_engine/{creation}/", opts.store)
     if _engine(choice, store, rank, size) == "gloo":
         return _C.ProcessGroupACCL(gloo, rank, size, timeout)
-    return _with_shm(store, rank, size, lambda **shm: _C.ProcessGroupACCL(
+    return _with_shm(store, rank, size, slot_bytes, lambda **shm: _C.ProcessGroupACCL(
         gloo, rank, size, timeout, **shm))
 # LITERALINCLUDE END: ACCL CREATOR
 
@@ -115,16 +121,14 @@ def _engine(choice: str, store, rank: int, size: int) -> str:
 # LITERALINCLUDE END: ACCL ENGINE CHOICE
 
 
-def _with_shm(store, rank: int, size: int, make):
+def _with_shm(store, rank: int, size: int, slot_bytes: int, make):
     """Rank 0 makes the group's memfd (its C++ segment sizes it and writes the header) and
     publishes where it is; the others open it through /proc/<pid>/fd and map it. Returns
     ``make(shm_fd=..., shm_nonce=..., shm_slot_bytes=...)``. Every rank reports to the
     others whether it got there, so they fail together rather than wait for one another."""
-    own_slot_bytes = _slot_bytes()  # raises on every rank, before the store is touched
     fd, pg, error = -1, None, ""
     try:
         if rank == 0:
-            slot_bytes = own_slot_bytes
             nonce = secrets.randbits(63)
             fd = os.memfd_create("accl-shm", os.MFD_CLOEXEC)
             pg = make(shm_fd=fd, shm_nonce=nonce, shm_slot_bytes=slot_bytes)

@@ -202,3 +202,4 @@ def test_a_peer_dying_mid_collective_fails_it_at_once():
     assert "accl: accl::allreduce failed on rank 0 (shm)" in message, message
     assert "rank 1 died" in message, message
     assert elapsed < TIMEOUT_S / 2, elapsed
+
