@@ -23,7 +23,9 @@ namespace {
 constexpr uint64_t kMagic = 0x4d48534c43434141;  // "AACCLSHM"
 constexpr size_t kLine = 64;                     // one cache line per rank's counters
 constexpr size_t kPage = 4096;
-constexpr auto kSpin = std::chrono::microseconds(50);  // Note [accinte spin before sleeping]
+// A spin before sleeping, as libaccinte's streams do: see Note [accinte spin
+// before sleeping] in third_party/accinte/src/stream.cpp.
+constexpr auto kSpin = std::chrono::microseconds(50);
 constexpr auto kNap = std::chrono::milliseconds(10);   // a sleep between liveness checks
 
 size_t round_up(size_t n, size_t to) {
