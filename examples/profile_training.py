@@ -53,7 +53,7 @@ with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.ACCINTE],
              profile_memory=True) as prof:
     for x_host, y_host in batches[1:]:
         loss = train_step(x_host, y_host)
-    print(f"loss {loss.item():.4f}")  # .item() waits for the device
+    print(f"loss {loss.item():.4f}")  # .item() waits for the current stream
 print(prof.key_averages().table(sort_by="self_device_time_total", row_limit=12))
 prof.export_chrome_trace(str(trace))
 # LITERALINCLUDE END: PROFILER EXAMPLE STEP

@@ -110,6 +110,17 @@ def test_antialiased_resize_low_precision_computes_in_float(dtype, mode):
     assert torch.equal(xa.grad.cpu(), xf.grad.to(dtype))
 
 
+def test_float_compute_refuses_half_and_bfloat16_together():
+    x = torch.randn(1, 2, 4, 4, 4, device="accinte")
+    grad = torch.randn(1, 2, 4, 4, 4, device="accinte")
+    with pytest.raises(RuntimeError, match="aten::avg_pool3d_backward: expected every Half or "
+                                           "BFloat16 tensor argument to have one dtype, got "
+                                           "Half and BFloat16"):
+        torch.ops.aten.avg_pool3d_backward(grad.half(), x.bfloat16(), [3, 3, 3], [1, 1, 1],
+                                           [1, 1, 1], False, True, None)
+    torch.accinte.synchronize()  # the device keeps working
+
+
 def test_float_compute_leaves_other_dtypes_to_the_cpu_kernel():
     x = torch.randn(1, 2, 4, 4, 4, generator=torch.Generator().manual_seed(3))
     pool = lambda t: torch.nn.functional.avg_pool3d(t, 3, stride=1, padding=1)
@@ -253,4 +264,10 @@ def test_sync_batch_norm_errors():
     with pytest.raises(RuntimeError, match="Expected counts to have type Float but got Long"):
         torch.batch_norm_gather_stats_with_counts(xf, mean[None], invstd[None], None, None, 0.1,
                                                   1e-5, torch.tensor([4], device="accinte"))
+    with pytest.raises(RuntimeError, match="found at least two devices, accinte:0 and cpu"):
+        torch.batch_norm_gather_stats_with_counts(xf, mean[None], invstd[None], None, None, 0.1,
+                                                  1e-5, torch.tensor([4.0]))
+    with pytest.raises(RuntimeError, match="mean and invstd need one floating-point dtype.*"
+                                           "got Long and Long"):
+        torch.batch_norm_elemt(xf, None, None, mean.long(), invstd.long(), 1e-5)
     torch.accinte.synchronize()  # the device keeps working

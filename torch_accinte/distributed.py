@@ -45,12 +45,18 @@ def _create(opts, backend_options) -> object:
     if not isinstance(timeout, datetime.timedelta):
         timeout = datetime.timedelta(seconds=float(timeout))
     rank, size = opts.group_rank, opts.group_size
-    choice = _engine_choice()  # a bad ACCL_ENGINE fails every rank before any rendezvous
+    # A bad ACCL_ENGINE or ACCL_SHM_SLOT_BYTES fails every rank before any rendezvous.
+    choice = _engine_choice()
+    slot_bytes = _slot_bytes() if choice != "gloo" else DEFAULT_SLOT_BYTES
     gloo = dist.ProcessGroupGloo(opts.store, rank, size, timeout)
-    store = dist.PrefixStore("accl_engine/", opts.store)
+    # The group's store outlives a destroyed group when a new one reuses its name (as the
+    # default group does): keys of this creation live under a count of creations, the same
+    # on every rank since every rank makes the same groups in the same order.
+    creation = opts.store.add(f"accl_engine/creations/{rank}", 1)
+    store = dist.PrefixStore(f"accl_engine/{creation}/", opts.store)
     if _engine(choice, store, rank, size) == "gloo":
         return _C.ProcessGroupACCL(gloo, rank, size, timeout)
-    return _with_shm(store, rank, size, lambda **shm: _C.ProcessGroupACCL(
+    return _with_shm(store, rank, size, slot_bytes, lambda **shm: _C.ProcessGroupACCL(
         gloo, rank, size, timeout, **shm))
 # LITERALINCLUDE END: ACCL CREATOR
 
@@ -58,6 +64,24 @@ def _create(opts, backend_options) -> object:
 ENGINE_ENV = "ACCL_ENGINE"
 SLOT_BYTES_ENV = "ACCL_SHM_SLOT_BYTES"
 DEFAULT_SLOT_BYTES = 1 << 20
+SLOT_BYTES_RANGE = (64, 1 << 30)  # a 1 GiB slot already maps 4 GiB on 2 ranks
+
+
+def _slot_bytes() -> int:
+    """ACCL_SHM_SLOT_BYTES (bytes per rank and buffer), checked: an integer in
+    SLOT_BYTES_RANGE, else ValueError. Every rank reads it before any rendezvous, so a bad
+    value fails every rank at once rather than leave some waiting for rank 0."""
+    text = os.environ.get(SLOT_BYTES_ENV, "").strip()
+    if not text:
+        return DEFAULT_SLOT_BYTES
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{SLOT_BYTES_ENV}={text!r}: expected an integer number of bytes")
+    low, high = SLOT_BYTES_RANGE
+    if not low <= value <= high:
+        raise ValueError(f"{SLOT_BYTES_ENV}={value}: expected {low} to {high} bytes")
+    return value
 
 
 def _host_identity() -> str:
@@ -97,7 +121,7 @@ def _engine(choice: str, store, rank: int, size: int) -> str:
 # LITERALINCLUDE END: ACCL ENGINE CHOICE
 
 
-def _with_shm(store, rank: int, size: int, make):
+def _with_shm(store, rank: int, size: int, slot_bytes: int, make):
     """Rank 0 makes the group's memfd (its C++ segment sizes it and writes the header) and
     publishes where it is; the others open it through /proc/<pid>/fd and map it. Returns
     ``make(shm_fd=..., shm_nonce=..., shm_slot_bytes=...)``. Every rank reports to the
@@ -105,7 +129,6 @@ def _with_shm(store, rank: int, size: int, make):
     fd, pg, error = -1, None, ""
     try:
         if rank == 0:
-            slot_bytes = int(os.environ.get(SLOT_BYTES_ENV, DEFAULT_SLOT_BYTES))
             nonce = secrets.randbits(63)
             fd = os.memfd_create("accl-shm", os.MFD_CLOEXEC)
             pg = make(shm_fd=fd, shm_nonce=nonce, shm_slot_bytes=slot_bytes)

@@ -92,6 +92,10 @@ class CollectiveEngine {
   /// `src_rank` < 0: from any rank; the handle's sourceRank() says which.
   virtual EngineOp recv(std::vector<at::Tensor>& tensors, int src_rank, int tag) = 0;
   virtual EngineOp barrier(const BarrierOptions& opts) = 0;
+  /// Makes collectives running on other threads fail soon rather than wait for
+  /// their peers (the group was aborted); thread-safe. Default: nothing to stop
+  /// (Gloo's waits end at their own timeout, or when the peers' connections close).
+  virtual void abort() {}
 };
 // LITERALINCLUDE END: ACCL COLLECTIVE ENGINE
 

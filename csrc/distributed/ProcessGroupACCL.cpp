@@ -72,6 +72,22 @@ void ProcessGroupACCL::check_usable(const char* name) const {
               " refused: the process group was shut down (destroy_process_group)");
 }
 
+namespace {
+
+/// The Python spelling of the reductions check_reduce_op refuses on some dtypes.
+const char* op_name(const ReduceOp& op) {
+  switch (op.op_) {
+    case ReduceOp::MIN: return "MIN";
+    case ReduceOp::MAX: return "MAX";
+    case ReduceOp::BAND: return "BAND";
+    case ReduceOp::BOR: return "BOR";
+    case ReduceOp::BXOR: return "BXOR";
+    default: return "?";
+  }
+}
+
+} // namespace
+
 void ProcessGroupACCL::check_reduce_op(const char* name, const ReduceOp& op,
                                        const at::Tensor& t, bool premul_sum) const {
   TORCH_CHECK(op != ReduceOp::UNUSED && (premul_sum || op != ReduceOp::PREMUL_SUM), "accl: ",
@@ -82,6 +98,13 @@ void ProcessGroupACCL::check_reduce_op(const char* name, const ReduceOp& op,
               ": ReduceOp.AVG needs a floating-point tensor, got ", t.scalar_type());
   TORCH_CHECK(op != ReduceOp::PREMUL_SUM || floating, "accl: ", name,
               ": ReduceOp.PREMUL_SUM needs a floating-point tensor, got ", t.scalar_type());
+  const bool bitwise = op == ReduceOp::BAND || op == ReduceOp::BOR || op == ReduceOp::BXOR;
+  TORCH_CHECK(!bitwise || !t.defined() || at::isIntegralType(t.scalar_type(), /*includeBool=*/true),
+              "accl: ", name, ": ReduceOp.", op_name(op), " needs an integer or bool tensor, got ", t.scalar_type());
+  const bool ordered = op == ReduceOp::MIN || op == ReduceOp::MAX;
+  TORCH_CHECK(!ordered || !t.defined() || !at::isComplexType(t.scalar_type()), "accl: ", name,
+              ": ReduceOp.", op_name(op), " is not defined on complex tensors, got ",
+              t.scalar_type());
 }
 
 
@@ -237,6 +260,7 @@ c10::intrusive_ptr<Work> ProcessGroupACCL::enqueue(OpType type, const char* name
   auto on_timeout = [shared = shared_](const std::string& message) {
     shared->broken.fail(message);
     shared->aborted.store(true);
+    shared->engine->abort(); // the stalled kernel ends, and the stream behind it runs
   };
   return c10::make_intrusive<WorkACCL>(rank_, type, name, device, std::move(outputs),
                                        std::move(future), std::move(end), std::move(status),
@@ -274,6 +298,7 @@ c10::intrusive_ptr<Work> ProcessGroupACCL::endCoalescing() {
 
 void ProcessGroupACCL::abort() {
   shared_->aborted.store(true);
+  shared_->engine->abort();
 }
 
 void ProcessGroupACCL::shutdown() {

@@ -105,6 +105,8 @@ EngineOp ShmEngine::allreduce(std::vector<at::Tensor>& tensors, const AllreduceO
   const int me = seg.rank(), size = seg.size();
   const int64_t elem = t.element_size();
   const int64_t per_chunk = static_cast<int64_t>(seg.slot_bytes()) / elem;
+  TORCH_CHECK(per_chunk > 0, "accl shm: all_reduce: a slot of ", seg.slot_bytes(),
+              " bytes holds no ", t.scalar_type(), " element");
   for (int64_t offset = 0; offset < t.numel(); offset += per_chunk) {
     const int64_t count = std::min(per_chunk, t.numel() - offset);
     std::byte* data = bytes_of(t) + offset * elem;
@@ -135,11 +137,20 @@ EngineOp ShmEngine::allreduce(std::vector<at::Tensor>& tensors, const AllreduceO
 }
 // LITERALINCLUDE END: ACCL SHM ALLREDUCE
 
+void ShmEngine::abort() {
+  segment_->abort();
+  fallback_->abort();
+}
+
 EngineOp ShmEngine::broadcast(std::vector<at::Tensor>& tensors, const BroadcastOptions& opts) {
   ShmSegment& seg = *segment_;
+  // The process group refuses a bad root at the call; the slots are indexed by it.
+  TORCH_CHECK(opts.rootRank >= 0 && opts.rootRank < seg.size(), "accl shm: broadcast: invalid "
+              "root rank ", opts.rootRank, " for ", seg.size(), " ranks");
   const at::Tensor& t = tensors.at(0);
   const int64_t bytes = t.numel() * t.element_size();
   const int64_t per_chunk = static_cast<int64_t>(seg.slot_bytes());
+  TORCH_CHECK(per_chunk > 0, "accl shm: broadcast: the segment has empty slots");
   for (int64_t offset = 0; offset < bytes; offset += per_chunk) {
     const int64_t count = std::min(per_chunk, bytes - offset);
     const int buffer = seg.next_buffer();

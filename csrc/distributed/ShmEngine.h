@@ -41,6 +41,8 @@ class ShmEngine final : public CollectiveEngine {
 
   std::string name() const override { return "shm"; }
   bool supports(at::ScalarType dtype) const override { return fallback_->supports(dtype); }
+  /// Aborts the segment's waits (ShmSegment::abort) and the fallback's.
+  void abort() override;
 
   EngineOp broadcast(std::vector<at::Tensor>& tensors, const BroadcastOptions& opts) override;
   EngineOp allreduce(std::vector<at::Tensor>& tensors, const AllreduceOptions& opts) override;

@@ -23,7 +23,9 @@ namespace {
 constexpr uint64_t kMagic = 0x4d48534c43434141;  // "AACCLSHM"
 constexpr size_t kLine = 64;                     // one cache line per rank's counters
 constexpr size_t kPage = 4096;
-constexpr auto kSpin = std::chrono::microseconds(50);  // Note [accinte spin before sleeping]
+// A spin before sleeping, as libaccinte's streams do: see Note [accinte spin
+// before sleeping] in third_party/accinte/src/stream.cpp.
+constexpr auto kSpin = std::chrono::microseconds(50);
 constexpr auto kNap = std::chrono::milliseconds(10);   // a sleep between liveness checks
 
 size_t round_up(size_t n, size_t to) {
@@ -81,6 +83,9 @@ ShmSegment::ShmSegment(int fd, int rank, int size, size_t slot_bytes, uint64_t n
   TORCH_CHECK(size >= 1 && rank >= 0 && rank < size, "accl shm: bad rank ", rank, " of ", size);
   TORCH_CHECK(slot_bytes >= 64, "accl shm: the slot size must be at least 64 bytes, got ",
               slot_bytes);
+  // round_up wraps to 0 near SIZE_MAX, and the segment size overflows long before that.
+  TORCH_CHECK(slot_bytes_ >= slot_bytes && slot_bytes_ <= (size_t{1} << 40) / (2 * size),
+              "accl shm: the slot size ", slot_bytes, " is too large for ", size, " ranks");
   data_offset_ = round_up(kLine * (1 + size), kPage);
   bytes_ = data_offset_ + 2 * static_cast<size_t>(size) * slot_bytes_;
   fd_ = fcntl(fd, F_DUPFD_CLOEXEC, 0);
@@ -132,6 +137,18 @@ ShmSegment::~ShmSegment() {
   close(fd_); // drops the liveness lock
 }
 
+void ShmSegment::abort() {
+  aborted_.store(true);
+  RankState& me = state(rank_);
+  me.left.store(1);
+  futex_wake_all(&me.phase); // peers sleeping on this rank find it gone
+  for (int peer = 0; peer < size_; ++peer) {
+    if (peer != rank_) {
+      futex_wake_all(&state(peer).phase); // and this rank's own sleeper wakes
+    }
+  }
+}
+
 ShmSegment::RankState& ShmSegment::state(int r) const {
   return *reinterpret_cast<RankState*>(base_ + kLine * (1 + r));
 }
@@ -168,6 +185,8 @@ void ShmSegment::wait_for(int peer, const char* what,
       std::this_thread::yield(); // the peer may need this very core
       continue;
     }
+    TORCH_CHECK(!aborted_.load(), "accl shm: ", what, ": the process group was aborted "
+                "while this rank waited for rank ", peer);
     const std::string gone = why_gone(peer);
     // A peer publishes its phase before it leaves or ends: read it again.
     if (!gone.empty() && arrived()) {

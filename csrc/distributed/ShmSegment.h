@@ -26,11 +26,13 @@
 // it. Sync spins briefly, then sleeps on the peer's counter (a futex on the
 // shared page, woken by the peer when it publishes).
 //
-// Nothing waits unbounded. A wait fails with a clear error when a peer has
-// left the segment (its engine was destroyed: destroy_process_group,
-// abort), when it died (each rank holds an open-file-description lock on
-// one byte of the memfd, which the kernel drops when the process ends), or
-// when the group's timeout passed without the peer reaching the phase.
+// Nothing waits unbounded. A wait fails with a clear error when this rank's
+// group was aborted (abort(): ProcessGroup abort, or Work.wait(timeout)
+// giving up), when a peer has left the segment (its engine was destroyed by
+// destroy_process_group, or aborted), when it died (each rank holds an
+// open-file-description lock on one byte of the memfd, which the kernel drops
+// when the process ends), or when the group's timeout passed without the peer
+// reaching the phase.
 
 
 #include <atomic>
@@ -71,6 +73,11 @@ class ShmSegment {
   /// timeout; the segment is then unusable (its group breaks).
   void sync(const char* what);
 
+  /// Makes every wait of sync, current or later, on any thread, throw within
+  /// a nap (10 ms), and marks this rank as gone so its peers' waits throw too.
+  /// Thread-safe; the segment stays mapped until it is destroyed.
+  void abort();
+
  private:
   struct RankState;
   struct Header;
@@ -92,6 +99,7 @@ class ShmSegment {
   size_t data_offset_ = 0;
   uint32_t phase_ = 0;   // phases this rank has ended
   uint64_t chunks_ = 0;  // chunks this rank has started
+  std::atomic<bool> aborted_{false};
 };
 
 } // namespace c10d::accinte

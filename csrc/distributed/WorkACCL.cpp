@@ -100,13 +100,20 @@ void WorkACCL::order_current_stream() {
 }
 
 bool WorkACCL::wait(std::chrono::milliseconds timeout) {
+  TORCH_CHECK(timeout.count() >= 0, "accl: ", name_, ": Work.wait(timeout) takes a timeout of "
+              "0 or more (0 waits without one), got ", timeout.count(), " ms");
   throw_if_failed();
   if (!blocking_) {
     order_current_stream();
   }
   // As WorkNCCL::wait(timeout): with a timeout the host waits too, for at
   // most `timeout` from the moment the collective was queued.
-  if (timeout != kNoTimeout && !host_wait_until(queued_ + timeout)) {
+  // A timeout past the clock's range (timedelta.max) is no timeout, not an overflow.
+  const auto room = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::time_point::max() - queued_);
+  const auto deadline = timeout < room ? queued_ + timeout
+                                       : std::chrono::steady_clock::time_point::max();
+  if (timeout != kNoTimeout && !host_wait_until(deadline)) {
     give_up(timeout);
   }
   if (blocking_) {

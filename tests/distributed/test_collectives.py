@@ -12,7 +12,7 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from distributed import harness
+from distributed import harness, inputs
 
 DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.int64, torch.bool]
 N = 6
@@ -29,15 +29,8 @@ CPU_REDUCE = {
 
 
 def value(rank, dtype, n=N, salt=0):
-    """Rank `rank`'s input, on the CPU (every rank can make every rank's)."""
-    g = torch.Generator().manual_seed(977 * salt + rank)
-    if dtype == torch.bool:
-        return torch.rand(n, generator=g) > 0.5
-    if dtype == torch.float32:
-        return torch.randn(n, generator=g)
-    if dtype.is_floating_point:
-        return torch.randint(-8, 9, (n,), generator=g).to(dtype)
-    return torch.randint(-50, 50, (n,), generator=g).to(dtype)
+    """Rank `rank`'s input, on the CPU (every rank can make every rank's); exact sums."""
+    return inputs.value(rank, dtype, n, salt)
 
 
 def on_device(t):
@@ -375,6 +368,13 @@ def _refusals(rank):
         lambda: dist.all_to_all_single(torch.empty(4, device=dev), torch.ones(4, device=dev),
                                        [2, 2], [3, 2]),                  # splits != size
         lambda: _gather_with_lists(2),                                   # 2 lists, every rank
+        lambda: dist.broadcast(torch.ones(2, device=dev), src=5),        # root outside group
+        lambda: dist.reduce(torch.ones(2, device=dev), dst=5),
+        lambda: dist.gather(torch.ones(2, device=dev), dst=5),
+        lambda: dist.scatter(torch.empty(2, device=dev), src=5),
+        lambda: dist.all_reduce(torch.ones(2, device=dev), op=dist.ReduceOp.BXOR),  # float
+        lambda: dist.reduce(torch.ones(2, dtype=torch.complex64, device=dev), 0,
+                            op=dist.ReduceOp.MAX),                       # MAX: complex
     ):
         with pytest.raises((RuntimeError, ValueError)) as info:
             call()
@@ -400,3 +400,10 @@ def test_bad_calls_are_refused_at_the_call():
     for messages in every_rank:  # the root and the other rank alike
         assert "gather takes at most one list of output tensors per process, got 2" in \
             messages[7]
+        for k, name in enumerate(["broadcast", "reduce", "gather", "scatter"]):
+            assert f"accl: {name}: invalid root rank 5 (the group has 2 ranks" in \
+                messages[8 + k], messages[8 + k]
+        assert "allreduce: ReduceOp.BXOR needs an integer or bool tensor, got Float" in \
+            messages[12], messages[12]
+        assert "reduce: ReduceOp.MAX is not defined on complex tensors, got ComplexFloat" in \
+            messages[13], messages[13]

@@ -13,7 +13,7 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from distributed import harness
+from distributed import harness, inputs
 
 SMALL_SLOTS = {"ACCL_SHM_SLOT_BYTES": "256"}  # a 1000-element tensor takes many chunks
 OPS = {dist.ReduceOp.SUM: torch.add, dist.ReduceOp.PRODUCT: torch.mul,
@@ -69,15 +69,30 @@ def test_ranks_on_different_hosts_use_gloo_and_refuse_shm():
             message, message
 
 
+def _bad_slot_bytes(rank):
+    try:
+        harness.init("accl")
+    except ValueError as e:
+        return str(e)
+    return "accepted"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("0", "ACCL_SHM_SLOT_BYTES=0: expected 64 to 1073741824 bytes"),
+    (str(2 ** 63), f"ACCL_SHM_SLOT_BYTES={2 ** 63}: expected 64 to"),
+    (str(2 ** 64 - 1), f"ACCL_SHM_SLOT_BYTES={2 ** 64 - 1}: expected 64 to"),
+    ("1MiB", "ACCL_SHM_SLOT_BYTES='1MiB': expected an integer number of bytes"),
+])
+def test_a_bad_slot_size_is_refused_on_every_rank(text, message):
+    # Before the fix: 2**63 mapped 4096 bytes and crashed, 2**64-1 looped forever, 0 failed
+    # without naming the variable.
+    for got in harness.run(_bad_slot_bytes, env={"ACCL_SHM_SLOT_BYTES": text}, timeout=60):
+        assert message in got, got
+
+
 def value(rank, dtype, n, salt):
-    g = torch.Generator().manual_seed(131 * salt + rank)
-    if dtype == torch.bool:
-        return torch.rand(n, generator=g) > 0.5
-    if dtype == torch.float32:
-        return torch.randn(n, generator=g)
-    if dtype.is_floating_point:
-        return torch.randint(-8, 9, (n,), generator=g).to(dtype)
-    return torch.randint(-50, 50, (n,), generator=g).to(dtype)
+    # Random floats of every dtype: the engine adds in rank order, as the CPU oracle does.
+    return inputs.value(rank, dtype, n, salt, exact=False)
 
 
 def _chunked(rank, n):
@@ -187,3 +202,4 @@ def test_a_peer_dying_mid_collective_fails_it_at_once():
     assert "accl: accl::allreduce failed on rank 0 (shm)" in message, message
     assert "rank 1 died" in message, message
     assert elapsed < TIMEOUT_S / 2, elapsed
+

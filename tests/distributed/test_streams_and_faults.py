@@ -206,13 +206,27 @@ def _wait_with_timeout_in_time(rank):
     returned = work.wait(timeout=datetime.timedelta(seconds=30))
     completed = work.is_completed()  # the host waited for the collective
     barrier = dist.barrier(async_op=True).wait(timeout=datetime.timedelta(seconds=30))
-    return returned, completed, barrier, x.cpu().tolist()
+    # A negative timeout is refused (it used to abort the group); a timeout past the clock's
+    # range is none (the deadline used to overflow, and wait() gave up at once). 10**8 days is
+    # about the largest pybind11 converts (timedelta.max wraps to a negative duration there).
+    work = dist.all_reduce(x, async_op=True)
+    try:
+        work.wait(timeout=datetime.timedelta(seconds=-1))
+        negative = "accepted"
+    except RuntimeError as e:
+        negative = str(e)
+    huge = work.wait(timeout=datetime.timedelta(days=10 ** 8))
+    return returned, completed, barrier, negative, huge, x.cpu().tolist()
 
 
 def test_wait_with_a_timeout_returns_once_the_collective_ended():
-    for returned, completed, barrier, values in harness.run(_wait_with_timeout_in_time):
+    for returned, completed, barrier, negative, huge, values in \
+            harness.run(_wait_with_timeout_in_time):
         assert returned is True and completed is True and barrier is True
-        assert values == [3.0, 3.0, 3.0]
+        assert "Work.wait(timeout) takes a timeout of 0 or more" in negative, negative
+        assert "got -1000 ms" in negative, negative
+        assert huge is True
+        assert values == [6.0, 6.0, 6.0]  # the second all_reduce ran: the group still works
 
 
 def _wait_times_out(rank):
@@ -221,7 +235,7 @@ def _wait_times_out(rank):
     dist.all_reduce(x)
     x.cpu()
     if rank == 1:
-        time.sleep(3)  # alive, but never joins the next collective
+        time.sleep(4)  # alive, but never joins the next collective
         dist.destroy_process_group()  # its connections close: the peer's kernel ends
         return None
     start = time.monotonic()
@@ -237,19 +251,22 @@ def _wait_times_out(rank):
         refused = "the group accepted another collective"
     except RuntimeError as e:
         refused = str(e)
-    # The kernel stalled in Gloo ends once rank 1's connections close (or at the group's
-    # timeout), failing, and so does the check queued on the current stream behind wait().
+    # wait() gave up and aborted the group: the shm engine's stalled kernel fails within a
+    # nap (Gloo's only once rank 1's connections close, or at the group's timeout), and so
+    # does the check queued on the current stream behind wait().
+    start = time.monotonic()
     try:
         torch.accinte.synchronize()
         drained = "no error"
     except RuntimeError as e:
         drained = str(e)
+    drained_after = time.monotonic() - start
     dist.destroy_process_group()
-    return elapsed, error, refused, drained
+    return elapsed, error, refused, (drained, drained_after)
 
 
 def _check_wait_timeout(result):
-    elapsed, (kind, message), refused, drained = result
+    elapsed, (kind, message), refused, (drained, drained_after) = result
     assert kind == "DistBackendError", (kind, message)
     assert (f"accl: accl::allreduce on rank 0 timed out in Work.wait(timeout="
             f"{WAIT_TIMEOUT_MS} ms)") in message, message
@@ -257,6 +274,9 @@ def _check_wait_timeout(result):
     assert "broke when an earlier collective failed" in refused, refused
     assert "timed out in Work.wait" in refused, refused
     assert "a kernel reported failure" in drained, drained
+    # Rank 1 leaves 4 s after the start: without the abort reaching the shm wait, the
+    # device drained ~3 s after wait() gave up.
+    assert drained_after < 1.0, drained_after
 
 
 def test_a_dead_peer_fails_the_collective_at_the_call_with_launch_blocking():

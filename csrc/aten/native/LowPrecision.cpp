@@ -58,6 +58,14 @@ void float_compute_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stac
     accinte_fallback(op, stack);
     return;
   }
+  // One low-precision dtype per call: its results are rounded back to it.
+  for (size_t i = first_arg; i < stack->size(); ++i) {
+    const c10::IValue& arg = (*stack)[i];
+    TORCH_CHECK(!arg.isTensor() || !is_low_precision(arg.toTensor()) ||
+                    arg.toTensor().scalar_type() == *low,
+                op.schema().name(), ": expected every Half or BFloat16 tensor argument to have "
+                "one dtype, got ", *low, " and ", arg.toTensor().scalar_type());
+  }
   for (size_t i = first_arg; i < stack->size(); ++i) {
     c10::IValue& arg = (*stack)[i];
     if (arg.isTensor() && is_low_precision(arg.toTensor())) {

@@ -94,6 +94,9 @@ std::tuple<at::Tensor, at::Tensor> batch_norm_gather_stats_with_counts(
   check_type(mean, acc, "mean");
   check_type(invstd, acc, "invstd");
   check_type(counts, scalar_type, "counts");
+  TORCH_CHECK(counts.device() == mean.device(), "Expected all tensors to be on the same device, "
+              "but found at least two devices, ", mean.device(), " and ", counts.device(),
+              "! (batch_norm_gather_stats_with_counts: counts)");
 
   // CUDA's batch_norm_reduce_statistics_kernel, one row after another.
   const at::Tensor count_all = counts.to(acc);
@@ -146,6 +149,9 @@ at::Tensor& batch_norm_elemt_out(const at::Tensor& input, const std::optional<at
                                  at::Tensor& out) {
   ACCINTE_CHECK_FLOATING(input.scalar_type(), "batch_norm_elementwise_accinte");
   const auto acc = mean.scalar_type();
+  TORCH_CHECK(at::isFloatingType(acc) && invstd.scalar_type() == acc,
+              "batch_norm_elemt: mean and invstd need one floating-point dtype (the input's "
+              "or its accumulate type), got ", acc, " and ", invstd.scalar_type());
   // CUDA's transform: gamma * (x - mean) * invstd + beta, in the statistics'
   // accumulate type, rounded once to the input's dtype.
   at::Tensor y = input.to(acc).sub(per_channel(mean, input));
