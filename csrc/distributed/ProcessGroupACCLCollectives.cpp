@@ -55,6 +55,14 @@ void check_single(const char* name, size_t count) {
               "devices' tensors are not supported), got ", count);
 }
 
+// broadcast's, reduce's, gather's and scatter's root: a rank of the group.
+// c10d passes the group rank through unchecked (dist.broadcast(t, src=5) on a
+// world of 2 arrives here as 5), and the shm engine indexes its slots by it.
+void check_root(const char* name, int root, int size) {
+  TORCH_CHECK(root >= 0 && root < size, "accl: ", name, ": root rank ", root,
+              " is not a rank of this group of ", size, " (0 to ", size - 1, ")");
+}
+
 void check_same(const char* name, const at::Tensor& a, const at::Tensor& b, int64_t factor,
                 const char* what) {
   TORCH_CHECK(a.scalar_type() == b.scalar_type(), "accl: ", name, ": ", what,
@@ -148,6 +156,7 @@ std::optional<double> ProcessGroupACCL::premul_factor(const char* name, const Re
 c10::intrusive_ptr<Work> ProcessGroupACCL::broadcast(std::vector<at::Tensor>& tensors,
                                                      const BroadcastOptions& opts) {
   check_single("broadcast", tensors.size());
+  check_root("broadcast", opts.rootRank, size_);
   Launch launch = [a = aliases_of(tensors), opts](CollectiveEngine& e) mutable {
     return e.broadcast(a, opts);
   };
@@ -193,6 +202,7 @@ c10::intrusive_ptr<Work> ProcessGroupACCL::allreduce_coalesced(
 c10::intrusive_ptr<Work> ProcessGroupACCL::reduce(std::vector<at::Tensor>& tensors,
                                                   const ReduceOptions& opts) {
   check_single("reduce", tensors.size());
+  check_root("reduce", opts.rootRank, size_);
   check_reduce_op("reduce", opts.reduceOp, tensors[0]);
   Launch launch = [a = aliases_of(tensors), opts](CollectiveEngine& e) mutable {
     return e.reduce(a, opts);
@@ -270,6 +280,7 @@ c10::intrusive_ptr<Work> ProcessGroupACCL::gather(std::vector<std::vector<at::Te
                                                   std::vector<at::Tensor>& inputs,
                                                   const GatherOptions& opts) {
   check_single("gather", inputs.size());
+  check_root("gather", opts.rootRank, size_);
   const std::vector<at::Tensor> gathered = root_list(
       "gather", outputs, opts.rootRank == rank_, size_, inputs[0], "output", "output and input");
   Launch launch = [o = aliases_of(outputs), i = aliases_of(inputs), opts](
@@ -282,6 +293,7 @@ c10::intrusive_ptr<Work> ProcessGroupACCL::scatter(std::vector<at::Tensor>& outp
                                                    std::vector<std::vector<at::Tensor>>& inputs,
                                                    const ScatterOptions& opts) {
   check_single("scatter", outputs.size());
+  check_root("scatter", opts.rootRank, size_);
   const std::vector<at::Tensor> sources = root_list(
       "scatter", inputs, opts.rootRank == rank_, size_, outputs[0], "input", "input and output");
   Launch launch = [o = aliases_of(outputs), i = aliases_of(inputs), opts](

@@ -400,3 +400,35 @@ def test_bad_calls_are_refused_at_the_call():
     for messages in every_rank:  # the root and the other rank alike
         assert "gather takes at most one list of output tensors per process, got 2" in \
             messages[7]
+
+
+def _roots_out_of_range(rank):
+    harness.init("accl")
+    dev = harness.device()
+    t = torch.full((4,), rank + 1.0, device=dev)
+    messages = []
+    for call in (
+        lambda: dist.broadcast(t, src=2),  # c10d passes a WORLD rank through unchecked
+        lambda: dist.broadcast(t, src=-1),
+        lambda: dist.reduce(t, dst=5),
+        lambda: dist.gather(t, None, dst=3),
+        lambda: dist.scatter(t, None, src=7),
+    ):
+        with pytest.raises(RuntimeError) as info:
+            call()
+        messages.append(str(info.value).splitlines()[0])
+    # Refused at the call, on every rank alike: the group still works, `t` is untouched.
+    assert t.cpu().tolist() == [rank + 1.0] * 4
+    dist.all_reduce(t)
+    assert t.cpu().tolist() == [3.0] * 4
+    return messages
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_root_that_is_no_rank_of_the_group_is_refused(engine):
+    # Before the check the shm engine read rank 2's slot past its segment (SIGSEGV).
+    for messages in harness.run(_roots_out_of_range, env=ENGINES[engine]):
+        for name, root in (("broadcast", 2), ("broadcast", -1), ("reduce", 5),
+                           ("gather", 3), ("scatter", 7)):
+            assert f"accl: {name}: root rank {root} is not a rank of this group of 2 (0 to 1)" \
+                in messages.pop(0)
