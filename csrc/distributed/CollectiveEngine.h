@@ -20,8 +20,10 @@
 // The first engine, GlooEngine (GlooEngine.h), is PyTorch's own Gloo: a
 // ProcessGroupGloo driven through the c10d::Backend virtuals, on the aliases.
 // The second, ShmEngine (ShmEngine.h), moves the hot collectives of ranks on
-// one host through shared memory and forwards the rest to a GlooEngine; the
-// group's creator picks one per group (torch_accinte/distributed.py).
+// one host through shared memory and forwards the rest to a GlooEngine (it
+// is a ForwardingEngine, ForwardingEngine.h: the base of an engine that moves
+// some collectives itself); the group's creator picks one per group
+// (torch_accinte/distributed.py).
 // A vendor whose collective library enqueues work on a device stream itself
 // (acclAllReduce(send, recv, count, dtype, op, comm, stream), as NCCL) would
 // call it from ProcessGroupACCL::enqueue on the communication stream instead

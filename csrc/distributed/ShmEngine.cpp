@@ -76,8 +76,8 @@ int64_t share_begin(int64_t count, int r, int size) {
 
 ShmEngine::ShmEngine(std::unique_ptr<ShmSegment> segment,
                      std::unique_ptr<CollectiveEngine> fallback)
-    : segment_(std::move(segment)), fallback_(std::move(fallback)) {
-  TORCH_CHECK(segment_ && fallback_, "accl: ShmEngine needs a segment and an engine to wrap");
+    : ForwardingEngine(std::move(fallback)), segment_(std::move(segment)) {
+  TORCH_CHECK(segment_, "accl: ShmEngine needs a segment");
 }
 
 void ShmEngine::reduce_into(at::Tensor out, const std::vector<at::Tensor>& parts,
@@ -98,7 +98,7 @@ void ShmEngine::reduce_into(at::Tensor out, const std::vector<at::Tensor>& parts
 // LITERALINCLUDE START: ACCL SHM ALLREDUCE
 EngineOp ShmEngine::allreduce(std::vector<at::Tensor>& tensors, const AllreduceOptions& opts) {
   if (!reduces_here(opts.reduceOp)) {
-    return fallback_->allreduce(tensors, opts);
+    return wrapped().allreduce(tensors, opts);
   }
   ShmSegment& seg = *segment_;
   const at::Tensor& t = tensors.at(0);
@@ -139,7 +139,7 @@ EngineOp ShmEngine::allreduce(std::vector<at::Tensor>& tensors, const AllreduceO
 
 void ShmEngine::abort() {
   segment_->abort();
-  fallback_->abort();
+  ForwardingEngine::abort();
 }
 
 EngineOp ShmEngine::broadcast(std::vector<at::Tensor>& tensors, const BroadcastOptions& opts) {
@@ -190,7 +190,7 @@ EngineOp ShmEngine::reduce_scatter_tensor(at::Tensor& output, at::Tensor& input,
   // One chunk holds `per_chunk` elements of every rank's share.
   const int64_t per_chunk = static_cast<int64_t>(seg.slot_bytes()) / (elem * size);
   if (!reduces_here(opts.reduceOp) || per_chunk == 0) {
-    return fallback_->reduce_scatter_tensor(output, input, opts);
+    return wrapped().reduce_scatter_tensor(output, input, opts);
   }
   const int64_t n = output.numel();
   for (int64_t offset = 0; offset < n; offset += per_chunk) {
@@ -208,58 +208,6 @@ EngineOp ShmEngine::reduce_scatter_tensor(at::Tensor& output, at::Tensor& input,
     reduce_into(view(bytes_of(output) + offset * elem, count, output), parts, opts.reduceOp);
   }
   return nullptr;
-}
-
-// ---- forwarded ----------------------------------------------------------------------
-
-EngineOp ShmEngine::reduce(std::vector<at::Tensor>& tensors, const ReduceOptions& opts) {
-  return fallback_->reduce(tensors, opts);
-}
-
-EngineOp ShmEngine::allgather(std::vector<std::vector<at::Tensor>>& outputs,
-                              std::vector<at::Tensor>& inputs, const AllgatherOptions& opts) {
-  return fallback_->allgather(outputs, inputs, opts);
-}
-
-EngineOp ShmEngine::gather(std::vector<std::vector<at::Tensor>>& outputs,
-                           std::vector<at::Tensor>& inputs, const GatherOptions& opts) {
-  return fallback_->gather(outputs, inputs, opts);
-}
-
-EngineOp ShmEngine::scatter(std::vector<at::Tensor>& outputs,
-                            std::vector<std::vector<at::Tensor>>& inputs,
-                            const ScatterOptions& opts) {
-  return fallback_->scatter(outputs, inputs, opts);
-}
-
-EngineOp ShmEngine::reduce_scatter(std::vector<at::Tensor>& outputs,
-                                   std::vector<std::vector<at::Tensor>>& inputs,
-                                   const ReduceScatterOptions& opts) {
-  return fallback_->reduce_scatter(outputs, inputs, opts);
-}
-
-EngineOp ShmEngine::alltoall(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
-                             const AllToAllOptions& opts) {
-  return fallback_->alltoall(outputs, inputs, opts);
-}
-
-EngineOp ShmEngine::alltoall_base(at::Tensor& output, at::Tensor& input,
-                                  std::vector<int64_t>& output_split_sizes,
-                                  std::vector<int64_t>& input_split_sizes,
-                                  const AllToAllOptions& opts) {
-  return fallback_->alltoall_base(output, input, output_split_sizes, input_split_sizes, opts);
-}
-
-EngineOp ShmEngine::send(std::vector<at::Tensor>& tensors, int dst_rank, int tag) {
-  return fallback_->send(tensors, dst_rank, tag);
-}
-
-EngineOp ShmEngine::recv(std::vector<at::Tensor>& tensors, int src_rank, int tag) {
-  return fallback_->recv(tensors, src_rank, tag);
-}
-
-EngineOp ShmEngine::barrier(const BarrierOptions& opts) {
-  return fallback_->barrier(opts);
 }
 
 } // namespace c10d::accinte

@@ -3,7 +3,7 @@
 // host move the bytes of the hot collectives through a shared segment
 // (Note [accl shm transport]) instead of Gloo's TCP loopback, as NCCL's SHM
 // and P2P transports do inside a node; everything else goes to the engine it
-// wraps (Note [accl shm engine]).
+// wraps, by ForwardingEngine's forwarding (Note [accl shm engine]).
 //
 // Note [accl shm engine]
 // ~~~~~~~~~~~~~~~~~~~~~~
@@ -26,24 +26,29 @@
 // (as Gloo). reduce_scatter_tensor is the first half (one sync per chunk),
 // all_gather_into_tensor and broadcast copies around one sync per chunk.
 
-#include <csrc/distributed/CollectiveEngine.h>
+#include <csrc/distributed/ForwardingEngine.h>
 #include <csrc/distributed/ShmSegment.h>
 
 #include <memory>
 
 namespace c10d::accinte {
 
-class ShmEngine final : public CollectiveEngine {
+// LITERALINCLUDE START: ACCL SHM ENGINE
+class ShmEngine final : public ForwardingEngine {
  public:
   /// Moves data through `segment` (every rank of the group maps it) and
-  /// forwards what it does not implement to `fallback`.
+  /// forwards what it does not implement to `fallback`. Throws if either is null.
   ShmEngine(std::unique_ptr<ShmSegment> segment, std::unique_ptr<CollectiveEngine> fallback);
 
   std::string name() const override { return "shm"; }
-  bool supports(at::ScalarType dtype) const override { return fallback_->supports(dtype); }
-  /// Aborts the segment's waits (ShmSegment::abort) and the fallback's.
+  /// Aborts the segment's waits (ShmSegment::abort), then the fallback's.
   void abort() override;
 
+  // The collectives ShmEngine moves itself (Note [accl shm engine]); allreduce
+  // and reduce_scatter_tensor still hand a reduction they lack to the wrapped
+  // engine. Every other one (reduce, allgather, gather, scatter,
+  // reduce_scatter, alltoall, alltoall_base, send, recv, barrier), and
+  // supports(), is ForwardingEngine's: handed to the wrapped engine unchanged.
   EngineOp broadcast(std::vector<at::Tensor>& tensors, const BroadcastOptions& opts) override;
   EngineOp allreduce(std::vector<at::Tensor>& tensors, const AllreduceOptions& opts) override;
   EngineOp allgather_into_tensor(at::Tensor& output, at::Tensor& input,
@@ -51,34 +56,13 @@ class ShmEngine final : public CollectiveEngine {
   EngineOp reduce_scatter_tensor(at::Tensor& output, at::Tensor& input,
                                  const ReduceScatterOptions& opts) override;
 
-  // Forwarded to the wrapped engine.
-  EngineOp reduce(std::vector<at::Tensor>& tensors, const ReduceOptions& opts) override;
-  EngineOp allgather(std::vector<std::vector<at::Tensor>>& outputs,
-                     std::vector<at::Tensor>& inputs, const AllgatherOptions& opts) override;
-  EngineOp gather(std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
-                  const GatherOptions& opts) override;
-  EngineOp scatter(std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
-                   const ScatterOptions& opts) override;
-  EngineOp reduce_scatter(std::vector<at::Tensor>& outputs,
-                          std::vector<std::vector<at::Tensor>>& inputs,
-                          const ReduceScatterOptions& opts) override;
-  EngineOp alltoall(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
-                    const AllToAllOptions& opts) override;
-  EngineOp alltoall_base(at::Tensor& output, at::Tensor& input,
-                         std::vector<int64_t>& output_split_sizes,
-                         std::vector<int64_t>& input_split_sizes,
-                         const AllToAllOptions& opts) override;
-  EngineOp send(std::vector<at::Tensor>& tensors, int dst_rank, int tag) override;
-  EngineOp recv(std::vector<at::Tensor>& tensors, int src_rank, int tag) override;
-  EngineOp barrier(const BarrierOptions& opts) override;
-
  private:
   /// Reduces `parts` (one per rank, in rank order) into `out` with `op`.
   void reduce_into(at::Tensor out, const std::vector<at::Tensor>& parts,
                    const ReduceOp& op) const;
 
   std::unique_ptr<ShmSegment> segment_;
-  std::unique_ptr<CollectiveEngine> fallback_;
 };
+// LITERALINCLUDE END: ACCL SHM ENGINE
 
 } // namespace c10d::accinte
