@@ -13,6 +13,8 @@ import pytest
 import torch
 import torch.multiprocessing as mp
 
+from held_stream import hold_stream
+
 TIMEOUT = 60
 pickler = multiprocessing.reduction.ForkingPickler
 
@@ -107,6 +109,60 @@ def test_cpu_tensors_still_use_torch_reducers():
     t = torch.zeros(3)
     back = round_trip(t)
     assert back.device.type == "cpu" and t.is_shared()
+
+
+# ---- ordering: the share's IPC event (Note [Sharing across processes]) --------------
+
+
+def test_sharing_waits_for_no_stream():
+    t = torch.arange(4.0, device="accinte")
+    side = torch.accinte.Stream()
+    with torch.accinte.stream(side), hold_stream(timeout=10) as other:
+        with torch.accinte.stream(torch.accinte.default_stream()):
+            data = pickler.dumps(t)  # another stream of the device is held
+        assert other.held()
+    with hold_stream(timeout=10) as current:
+        data = pickler.dumps(t.abs())  # queued behind the held kernel, and so is the event
+        assert current.held()
+    assert pickler.loads(data).cpu().tolist() == [0, 1, 2, 3]
+
+
+def test_the_receivers_current_stream_waits_for_the_senders():
+    x = torch.arange(-4.0, 4.0, device="accinte")
+    t = torch.zeros(8, device="accinte")
+    receiver = torch.accinte.Stream()
+    with hold_stream(timeout=10) as hold:
+        torch.abs(x, out=t)  # queued behind the held kernel
+        data = pickler.dumps(t)
+        with torch.accinte.stream(receiver):
+            back = pickler.loads(data)  # this process's own storage, from the cache
+            copy = back.clone()  # queued on the receiver's stream, after the event
+            assert not receiver.query()  # it waits for the held stream
+        assert hold.held()
+    receiver.synchronize()  # the copy was written on the receiver's stream
+    assert copy.cpu().tolist() == [4, 3, 2, 1, 0, 1, 2, 3]
+
+
+def _child_reads_queued_work(inbox, outbox):
+    torch.zeros(1, device="accinte")  # initialised before the sender holds its stream
+    outbox.put("ready")
+    t = inbox.get(timeout=TIMEOUT)
+    outbox.put(("waiting", torch.accinte.current_stream().query()))
+    outbox.put(t.cpu().tolist())
+
+
+def test_another_process_sees_work_the_sender_queued():
+    with spawned(_child_reads_queued_work) as (inbox, outbox):
+        x = torch.arange(-4.0, 4.0, device="accinte")
+        t = torch.zeros(8, device="accinte")
+        assert outbox.get(timeout=TIMEOUT) == "ready"
+        with hold_stream(timeout=TIMEOUT) as hold:
+            torch.abs(x, out=t)  # queued behind the held kernel
+            inbox.put(t)  # the queue's thread pickles it on its current (default) stream
+            # The receiver's stream waits for the event recorded after the abs.
+            assert outbox.get(timeout=TIMEOUT) == ("waiting", False)
+            assert hold.held()
+        assert outbox.get(timeout=TIMEOUT) == [4, 3, 2, 1, 0, 1, 2, 3]
 
 
 # ---- across processes --------------------------------------------------------------
