@@ -79,18 +79,29 @@ class HostStorages {
 // materialized first, before any alias of the call is made: an argument
 // read through the same storage must see the copy too. The copy itself is
 // queued on the current stream (Note [accinte copy-on-write copies]).
+void materialize(const c10::IValue& value) {
+  if (!value.isTensor()) {
+    return;
+  }
+  const at::Tensor& t = value.toTensor();
+  if (t.defined() && t.is_privateuseone() && !has_components(t) && t.has_storage()) {
+    (void)t.storage().mutable_data();  // copies a copy-on-write storage
+  }
+}
+
 void materialize_written(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args) {
   for (size_t i = 0; i < args.size(); ++i) {
     const c10::AliasInfo* alias = schema.arguments()[i].alias_info();
     if (alias == nullptr || !alias->isWrite()) {
       continue;
     }
-    (void)map_tensors(args[i], [](const at::Tensor& t) -> at::Tensor {
-      if (t.defined() && t.is_privateuseone() && !has_components(t) && t.has_storage()) {
-        (void)t.storage().mutable_data();  // copies a copy-on-write storage
+    if (args[i].isList()) {
+      for (const c10::IValue& element : args[i].toListRef()) {
+        materialize(element);
       }
-      return t;
-    });
+    } else {
+      materialize(args[i]);
+    }
   }
 }
 
