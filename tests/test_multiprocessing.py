@@ -143,6 +143,31 @@ def test_the_receivers_current_stream_waits_for_the_senders():
     assert copy.cpu().tolist() == [4, 3, 2, 1, 0, 1, 2, 3]
 
 
+def test_a_forked_child_of_the_sender_leaves_the_share_events_alone():
+    # The child inherits the shares the sender keeps (storage and event) but
+    # owns neither: dropping them there must not call the runtime, which
+    # refuses every call in a forked child and would warn for each event.
+    from torch_accinte.accinte import reductions
+
+    t = torch.arange(4.0, device="accinte")
+    data = pickler.dumps(t)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover (the child)
+        os.dup2(write, 2)  # what the child warns (c10 warnings go to stderr here)
+        reductions._sent.clear()
+        gc.collect()
+        os.write(2, b"done")
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as child_stderr:
+        said = child_stderr.read()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert said == b"done"
+    assert pickler.loads(data).cpu().tolist() == [0, 1, 2, 3]  # the event still opens here
+
+
 def _child_reads_queued_work(inbox, outbox):
     torch.zeros(1, device="accinte")  # initialised before the sender holds its stream
     outbox.put("ready")

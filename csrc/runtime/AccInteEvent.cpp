@@ -1,6 +1,7 @@
 #include <csrc/runtime/AccInteEvent.h>
 
 #include <csrc/runtime/AccInteException.h>
+#include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGuard.h>
 
 #include <utility>
@@ -20,7 +21,11 @@ AccInteEvent::AccInteEvent(DeviceIndex device, const acIpcEventHandle_t& handle)
 }
 
 AccInteEvent::~AccInteEvent() {
-  if (event_ != nullptr) {
+  // In a child forked after the runtime started, the event is the parent's
+  // and every runtime call is refused (Note [accinte fork safety]): an event
+  // inherited with a Python object (a share kept by the reductions) is left
+  // alone, as device memory is.
+  if (event_ != nullptr && !in_bad_fork()) {
     ACCINTE_CHECK_WARN(acEventDestroy(event_));
   }
 }
