@@ -70,4 +70,19 @@ def test_the_source_block_is_kept_until_the_copy_ran():
             fresh += [torch.full((8,), 7.0, device="accinte") for _ in range(4)]
         assert source_ptr not in [t.data_ptr() for t in fresh]
         assert hold.held()
+    side.synchronize()  # y was copied and written on the side stream
     assert y.cpu().tolist() == list(range(-3, 5))
+
+
+def test_a_lazy_clone_written_in_a_graph_capture():
+    # The copy is a node of the graph like the write after it (a synchronous
+    # copy was refused while capturing), so each replay copies, then writes.
+    x = torch.arange(-4.0, 4.0, device="accinte")
+    y = x._lazy_clone()
+    graph = torch.accinte.graphs.Graph()
+    with torch.accinte.graphs.graph(graph):
+        y.add_(1)
+    graph.replay()
+    graph.replay()
+    torch.accinte.synchronize()
+    assert (y.cpu().tolist(), x.cpu().tolist()) == (list(range(-3, 5)), list(range(-4, 4)))
