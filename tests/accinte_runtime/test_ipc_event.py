@@ -5,6 +5,7 @@ validation."""
 
 import ctypes
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -265,3 +266,40 @@ def test_an_exporter_that_dies_does_not_hang_its_waiters(ac, streams):
     out = ctypes.c_void_p()
     assert ac.acIpcOpenEventHandle(ctypes.byref(out), handle) == Err.MapBufferObjectFailed
     check(ac.acEventDestroy(opened))
+
+
+def test_a_forked_child_of_the_exporter_does_not_keep_it_alive(ac, streams):
+    # The grandchild inherits the page's descriptor, not the exporter's
+    # records: once the exporter is gone, waits end.
+    proc = child("""
+        import time
+        gate = Gate(ac).launch(None)
+        event = ctypes.c_void_p()
+        check(ac.acEventCreateWithFlags(ctypes.byref(event), EVENT_INTERPROCESS | EVENT_DISABLE_TIMING))
+        check(ac.acEventRecord(event, None))
+        handle = IpcEventHandle()
+        check(ac.acIpcGetEventHandle(ctypes.byref(handle), event))
+        grandchild = os.fork()
+        if grandchild == 0:
+            time.sleep(30)
+            os._exit(0)
+        print(bytes(handle).hex(), grandchild, flush=True)
+        sys.stdin.readline()
+    """)
+    grandchild = None
+    try:
+        line = proc.stdout.readline().split()
+        handle, grandchild = IpcEventHandle.from_buffer_copy(bytes.fromhex(line[0])), int(line[1])
+        opened = open_handle(ac, handle)
+        waiter = streams()
+        check(ac.acStreamWaitEvent(waiter, opened, 0))
+        proc.kill()
+        proc.wait(timeout=30)
+        start = time.monotonic()
+        assert ac.acStreamSynchronize(waiter) == Err.MapBufferObjectFailed
+        assert time.monotonic() - start < 5
+        check(ac.acEventDestroy(opened))
+    finally:
+        proc.kill()
+        if grandchild is not None:
+            os.kill(grandchild, signal.SIGKILL)

@@ -19,15 +19,17 @@
 // `published` reaches it: a recorded-again event does not move a wait
 // already made, as for a local event.
 //
-// A dead exporter must not hang its importers. The exporter holds an OFD
-// write lock on the page's first byte (F_OFD_SETLK) through its descriptor,
-// which the kernel drops when the process ends, whatever the way; a waiter
-// woken by no publication within kLivenessPeriod asks whether anybody still
-// holds it (F_OFD_GETLK) and gives up with acErrorMapBufferObjectFailed if
-// not, after a last look at `published` (written before the lock can go).
-// The exporter keeps the lock, like the page, until its event is destroyed
-// and every record task has run (they share ownership), so a live exporter
-// always has a record outstanding or published.
+// A dead exporter must not hang its importers. A waiter woken by no
+// publication within kLivenessPeriod looks at the exporter's descriptor
+// through /proc/<pid>/fd/<fd>, as opening the handle did: the kernel closes
+// it when the process ends, whatever the way, and a later process with the
+// same pid cannot have a memfd of the same name. If it is gone, the waiter
+// gives up with acErrorMapBufferObjectFailed, after a last look at
+// `published` (written before the descriptor can go). The exporter keeps
+// the descriptor, like the page, until its event is destroyed and every
+// record task has run (they share ownership), so a live exporter always has
+// a record outstanding or published. (A lock the kernel drops at exit would
+// do too, but a child forked by the exporter would inherit and keep it.)
 //
 // Only the exporter records; an opened event waits. (CUDA lets an importer
 // record too; nothing in PyTorch does, and numbering records from several
@@ -95,10 +97,15 @@ std::string pageName(uint64_t nonce, uint64_t serial) {
   return "accinte-event:" + std::to_string(nonce) + ":" + std::to_string(serial);
 }
 
-// True if `fd` is the memfd named after the handle (see hasName in ipc.cpp).
-bool namesPage(int fd, const EventHandleData& h) {
+// True if descriptor `fd` of process `pid` (0: this one) is the memfd named
+// after the handle (see hasName in ipc.cpp).
+bool namesPage(pid_t pid, int fd, const EventHandleData& h) {
   char link[64];
-  std::snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+  if (pid == 0) {
+    std::snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+  } else {
+    std::snprintf(link, sizeof(link), "/proc/%d/fd/%d", static_cast<int>(pid), fd);
+  }
   char target[256];
   const ssize_t n = readlink(link, target, sizeof(target) - 1);
   if (n <= 0) {
@@ -107,15 +114,6 @@ bool namesPage(int fd, const EventHandleData& h) {
   target[n] = '\0';
   const std::string expected = "/memfd:" + pageName(h.nonce, h.serial) + " ";
   return std::strncmp(target, expected.c_str(), expected.size()) == 0;
-}
-
-struct flock firstByte(short type) {
-  struct flock lock {};
-  lock.l_type = type;
-  lock.l_whence = SEEK_SET;
-  lock.l_start = 0;
-  lock.l_len = 1;
-  return lock;
 }
 
 IpcEventPage* mapPage(int fd) {
@@ -144,10 +142,8 @@ acError_t IpcEvent::create(int device, std::shared_ptr<IpcEvent>* out) {
   if (fd < 0) {
     return acErrorMemoryAllocation;
   }
-  struct flock lock = firstByte(F_WRLCK);
   IpcEventPage* page = nullptr;
-  if (ftruncate(fd, kPageBytes) != 0 || fcntl(fd, F_OFD_SETLK, &lock) != 0 ||
-      (page = mapPage(fd)) == nullptr) {
+  if (ftruncate(fd, kPageBytes) != 0 || (page = mapPage(fd)) == nullptr) {
     close(fd);
     return acErrorMemoryAllocation;
   }
@@ -156,7 +152,7 @@ acError_t IpcEvent::create(int device, std::shared_ptr<IpcEvent>* out) {
   page->serial = serial;
   std::atomic_thread_fence(std::memory_order_release);
   page->magic = kPageMagic;
-  out->reset(new IpcEvent(device, /*imported=*/false, fd, page));
+  out->reset(new IpcEvent(device, /*imported=*/false, fd, page, /*exporter=*/{}));
   return acSuccess;
 }
 
@@ -176,7 +172,7 @@ acError_t IpcEvent::open(const acIpcEventHandle_t& handle, std::shared_ptr<IpcEv
     return errno == EMFILE || errno == ENFILE ? acErrorMemoryAllocation
                                               : acErrorMapBufferObjectFailed;
   }
-  IpcEventPage* page = namesPage(fd, h) ? mapPage(fd) : nullptr;
+  IpcEventPage* page = namesPage(0, fd, h) ? mapPage(fd) : nullptr;
   if (page == nullptr || page->magic != kPageMagic || page->nonce != h.nonce ||
       page->serial != h.serial) {
     if (page != nullptr) {
@@ -185,13 +181,14 @@ acError_t IpcEvent::open(const acIpcEventHandle_t& handle, std::shared_ptr<IpcEv
     close(fd);
     return acErrorMapBufferObjectFailed;  // the descriptor now names something else
   }
-  out->reset(new IpcEvent(h.device, /*imported=*/true, fd, page));
+  out->reset(new IpcEvent(h.device, /*imported=*/true, fd, page,
+                          Exporter{h.pid, h.fd}));
   return acSuccess;
 }
 
 IpcEvent::~IpcEvent() {
   munmap(page_, kPageBytes);
-  close(fd_);  // the exporter's last descriptor: drops its liveness lock
+  close(fd_);  // the exporter's: importers see the event gone from here on
 }
 
 void IpcEvent::exportHandle(acIpcEventHandle_t* handle) const {
@@ -237,9 +234,10 @@ uint64_t IpcEvent::latest() const {
 }
 
 bool IpcEvent::exporterAlive() const {
-  struct flock lock = firstByte(F_WRLCK);
-  // An importer holds no lock of its own: any holder is the exporter.
-  return fcntl(fd_, F_OFD_GETLK, &lock) != 0 || lock.l_type != F_UNLCK;
+  EventHandleData h{};
+  h.nonce = page_->nonce;
+  h.serial = page_->serial;
+  return namesPage(exporter_.pid, exporter_.fd, h);
 }
 
 acError_t IpcEvent::query(uint64_t generation) const {

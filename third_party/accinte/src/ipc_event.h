@@ -19,8 +19,9 @@ struct IpcEventPage;
 // creates it with the event and numbers the records; an importer opens it
 // from a handle and waits for them. Owned by shared_ptr: the event, the
 // exporter's pending record tasks and an importer's pending wait tasks each
-// hold one, so the page (and the exporter's liveness lock) outlives
-// acEventDestroy until they are done. Thread-safe.
+// hold one, so the page (and the exporter's descriptor, which importers
+// check for liveness) outlives acEventDestroy until they are done.
+// Thread-safe.
 class IpcEvent {
  public:
   // A new page for an event of `device` in this process (the exporter).
@@ -59,14 +60,21 @@ class IpcEvent {
   acError_t wait(uint64_t generation) const;
 
  private:
-  IpcEvent(int device, bool imported, int fd, IpcEventPage* page)
-      : device_(device), imported_(imported), fd_(fd), page_(page) {}
+  // Where an importer looks for the exporter's descriptor of the page.
+  struct Exporter {
+    int pid = 0;
+    int fd = -1;
+  };
+  IpcEvent(int device, bool imported, int fd, IpcEventPage* page, Exporter exporter)
+      : device_(device), imported_(imported), fd_(fd), page_(page), exporter_(exporter) {}
+  // Importer: whether the exporter still holds the page (Note [IPC events]).
   bool exporterAlive() const;
 
   const int device_;
   const bool imported_;
   const int fd_;              // this process's descriptor of the page's memfd
   IpcEventPage* const page_;  // the page, mapped MAP_SHARED
+  const Exporter exporter_;   // importer only
   // Exporter: records completed ahead of an earlier one still pending, and
   // the last number published (mirrors the page's).
   std::mutex mutex_;
