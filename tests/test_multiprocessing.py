@@ -121,6 +121,7 @@ def test_sharing_waits_for_no_stream():
         with torch.accinte.stream(torch.accinte.default_stream()):
             data = pickler.dumps(t)  # another stream of the device is held
         assert other.held()
+    assert pickler.loads(data).cpu().tolist() == [0, 1, 2, 3]  # received: released
     with hold_stream(timeout=10) as current:
         data = pickler.dumps(t.abs())  # queued behind the held kernel, and so is the event
         assert current.held()
