@@ -13,6 +13,8 @@ import pytest
 import torch
 import torch.multiprocessing as mp
 
+from held_stream import hold_stream
+
 TIMEOUT = 60
 pickler = multiprocessing.reduction.ForkingPickler
 
@@ -107,6 +109,86 @@ def test_cpu_tensors_still_use_torch_reducers():
     t = torch.zeros(3)
     back = round_trip(t)
     assert back.device.type == "cpu" and t.is_shared()
+
+
+# ---- ordering: the share's IPC event (Note [Sharing across processes]) --------------
+
+
+def test_sharing_waits_for_no_stream():
+    t = torch.arange(4.0, device="accinte")
+    side = torch.accinte.Stream()
+    with torch.accinte.stream(side), hold_stream(timeout=10) as other:
+        with torch.accinte.stream(torch.accinte.default_stream()):
+            data = pickler.dumps(t)  # another stream of the device is held
+        assert other.held()
+    assert pickler.loads(data).cpu().tolist() == [0, 1, 2, 3]  # received: released
+    with hold_stream(timeout=10) as current:
+        data = pickler.dumps(t.abs())  # queued behind the held kernel, and so is the event
+        assert current.held()
+    assert pickler.loads(data).cpu().tolist() == [0, 1, 2, 3]
+
+
+def test_the_receivers_current_stream_waits_for_the_senders():
+    x = torch.arange(-4.0, 4.0, device="accinte")
+    t = torch.zeros(8, device="accinte")
+    receiver = torch.accinte.Stream()
+    with hold_stream(timeout=10) as hold:
+        torch.abs(x, out=t)  # queued behind the held kernel
+        data = pickler.dumps(t)
+        with torch.accinte.stream(receiver):
+            back = pickler.loads(data)  # this process's own storage, from the cache
+            copy = back.clone()  # queued on the receiver's stream, after the event
+            assert not receiver.query()  # it waits for the held stream
+        assert hold.held()
+    receiver.synchronize()  # the copy was written on the receiver's stream
+    assert copy.cpu().tolist() == [4, 3, 2, 1, 0, 1, 2, 3]
+
+
+def test_a_forked_child_of_the_sender_leaves_the_share_events_alone():
+    # The child inherits the shares the sender keeps (storage and event) but
+    # owns neither: dropping them there must not call the runtime, which
+    # refuses every call in a forked child and would warn for each event.
+    from torch_accinte.accinte import reductions
+
+    t = torch.arange(4.0, device="accinte")
+    data = pickler.dumps(t)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover (the child)
+        os.dup2(write, 2)  # what the child warns (c10 warnings go to stderr here)
+        reductions._sent.clear()
+        gc.collect()
+        os.write(2, b"done")
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as child_stderr:
+        said = child_stderr.read()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert said == b"done"
+    assert pickler.loads(data).cpu().tolist() == [0, 1, 2, 3]  # the event still opens here
+
+
+def _child_reads_queued_work(inbox, outbox):
+    torch.zeros(1, device="accinte")  # initialised before the sender holds its stream
+    outbox.put("ready")
+    t = inbox.get(timeout=TIMEOUT)
+    outbox.put(("waiting", torch.accinte.current_stream().query()))
+    outbox.put(t.cpu().tolist())
+
+
+def test_another_process_sees_work_the_sender_queued():
+    with spawned(_child_reads_queued_work) as (inbox, outbox):
+        x = torch.arange(-4.0, 4.0, device="accinte")
+        t = torch.zeros(8, device="accinte")
+        assert outbox.get(timeout=TIMEOUT) == "ready"
+        with hold_stream(timeout=TIMEOUT) as hold:
+            torch.abs(x, out=t)  # queued behind the held kernel
+            inbox.put(t)  # the queue's thread pickles it on its current (default) stream
+            # The receiver's stream waits for the event recorded after the abs.
+            assert outbox.get(timeout=TIMEOUT) == ("waiting", False)
+            assert hold.held()
+        assert outbox.get(timeout=TIMEOUT) == [4, 3, 2, 1, 0, 1, 2, 3]
 
 
 # ---- across processes --------------------------------------------------------------

@@ -70,6 +70,41 @@ class HostStorages {
   c10::SmallVector<std::pair<const c10::StorageImpl*, c10::Storage>, 4> storages_;
 };
 
+// Note [accinte copy-on-write arguments]
+// A lazy clone (Tensor._lazy_clone, and what PyTorch makes with it) shares
+// its storage copy-on-write: the storage is copied the first time someone
+// asks for its data to write (StorageImpl::mutable_data), and reading
+// (StorageImpl::data) does not copy. The host aliases of a call are made
+// from the read-only pointer, so each storage an operator writes is
+// materialized first, before any alias of the call is made: an argument
+// read through the same storage must see the copy too. The copy itself is
+// queued on the current stream (Note [accinte copy-on-write copies]).
+void materialize(const c10::IValue& value) {
+  if (!value.isTensor()) {
+    return;
+  }
+  const at::Tensor& t = value.toTensor();
+  if (t.defined() && t.is_privateuseone() && !has_components(t) && t.has_storage()) {
+    (void)t.storage().mutable_data();  // copies a copy-on-write storage
+  }
+}
+
+void materialize_written(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const c10::AliasInfo* alias = schema.arguments()[i].alias_info();
+    if (alias == nullptr || !alias->isWrite()) {
+      continue;
+    }
+    if (args[i].isList()) {
+      for (const c10::IValue& element : args[i].toListRef()) {
+        materialize(element);
+      }
+    } else {
+      materialize(args[i]);
+    }
+  }
+}
+
 at::Tensor with_grad_flag(at::Tensor host, const at::Tensor& t) {
   if (t.requires_grad()) {
     host.set_requires_grad(true);
@@ -96,6 +131,9 @@ std::optional<CpuArguments> cpu_arguments(const c10::FunctionSchema& schema,
                                           bool components, size_t max_bytes) {
   CpuArguments cpu;
   cpu.stack.reserve(args.size());
+  if (memory == HostMemory::kDevice) {
+    materialize_written(schema, args);
+  }
   HostStorages storages(memory, max_bytes);
   bool complete = true;
   for (size_t i = 0; i < args.size(); ++i) {

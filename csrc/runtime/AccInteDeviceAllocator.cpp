@@ -68,10 +68,31 @@ class AccInteDeviceAllocatorImpl final : public c10::DeviceAllocator {
            it->second->pool->owner->id == id;
   }
 
+// LITERALINCLUDE START: ALLOCATOR COPY DATA
+  // Note [accinte copy-on-write copies]
+  // PyTorch calls copy_data through Allocator::clone to materialize a
+  // copy-on-write storage (a lazy clone written to): `src` is the shared
+  // block, `dest` a block clone() just allocated on the current stream. As
+  // for any kernel, PyTorch's stream semantics let the copy be ordered on the
+  // current stream alone: work on other streams that wrote `src` must
+  // already be ordered before it by the program (an event or wait_stream),
+  // and work queued later on the current stream (the write that triggered
+  // the copy) runs after it. So the copy is queued there and nobody waits on
+  // the host. One hazard remains: PyTorch keeps the other references to
+  // `src` from freeing it only while copy_data runs (the COW context's
+  // lock), so once the copy is merely queued the block may go back to its
+  // pool, be handed out again on the stream it was allocated on and be
+  // overwritten before this stream copies it; recording `src` on the current
+  // stream (as Tensor.record_stream would), before returning, keeps the
+  // block until the copy has run. CUDA queues the same copy
+  // on its legacy default stream (cudaMemcpy from device to device does not
+  // wait on the host).
   void copy_data(void* dest, const void* src, std::size_t count) const override {
-    HostWaitGuard no_gil; // a synchronous copy: Note [accinte host waits and the GIL]
-    ACCINTE_CHECK(acMemcpy(dest, src, count, acMemcpyDeviceToDevice));
+    // copy_data is const in c10::Allocator; recording a use of a block is
+    // bookkeeping of the (non-const) pools, as recordStream does.
+    const_cast<AccInteDeviceAllocatorImpl*>(this)->copy_on_current_stream(dest, src, count);
   }
+// LITERALINCLUDE END: ALLOCATOR COPY DATA
 
   bool initialized() override { return true; }
 
@@ -79,6 +100,29 @@ class AccInteDeviceAllocatorImpl final : public c10::DeviceAllocator {
     for (DeviceIndex device = 0; device < device_count(); ++device) {
       device_allocator(device).empty_cache();
     }
+  }
+
+  /// See Note [accinte copy-on-write copies].
+  void copy_on_current_stream(void* dest, const void* src, std::size_t count) {
+    if (count == 0) {
+      return;
+    }
+    Block* block = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(blocks_mutex_);
+      const auto it = blocks_.find(const_cast<void*>(src));
+      block = it == blocks_.end() ? nullptr : it->second;
+    }
+    if (block == nullptr) {
+      // Not a block of ours (c10::Allocator requires one): nothing can keep
+      // `src` alive for a queued copy, so copy on the host's time instead.
+      HostWaitGuard no_gil; // Note [accinte host waits and the GIL]
+      ACCINTE_CHECK(acMemcpy(dest, src, count, acMemcpyDeviceToDevice));
+      return;
+    }
+    const AccInteStream stream = getCurrentAccInteStream(block->device);
+    ACCINTE_CHECK(acMemcpyAsync(dest, src, count, acMemcpyDeviceToDevice, stream.stream()));
+    device_allocator(block->device).record_stream(block, stream);
   }
 
 // LITERALINCLUDE START: ALLOCATOR RECORD STREAM FACADE

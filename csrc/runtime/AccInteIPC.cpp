@@ -10,6 +10,7 @@
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGuard.h>
+#include <csrc/runtime/AccInteStream.h>
 
 namespace c10::accinte {
 namespace {
@@ -41,15 +42,15 @@ void close_mapping(void* context) {
 } // namespace
 
 // LITERALINCLUDE START: IPC SHARE STORAGE
-IpcStorageHandle share_storage(const c10::Storage& storage) {
+IpcSentStorage share_storage(const c10::Storage& storage) {
   TORCH_CHECK(storage.device().is_privateuseone(),
               "share_storage expects an accinte storage, got one on ", storage.device());
   TORCH_CHECK(storage.nbytes() > 0 && storage.data() != nullptr,
               "Cannot share an empty accinte storage: it has no memory to map");
-  IpcStorageHandle out;
+  IpcSentStorage sent;
+  IpcStorageHandle& out = sent.handle;
   out.device = storage.device().index();
   out.nbytes = storage.nbytes();
-  device_synchronize(out.device);
   void* data = const_cast<void*>(storage.data());
   acPointerAttributes attributes{};
   ACCINTE_CHECK(acPointerGetAttributes(&attributes, data));
@@ -58,10 +59,22 @@ IpcStorageHandle share_storage(const c10::Storage& storage) {
   out.offset = static_cast<size_t>(static_cast<char*>(data) -
                                    static_cast<char*>(attributes.basePointer));
   ACCINTE_CHECK(acIpcGetMemHandle(&out.handle, data));
-  out.counter = new_sent_counter();
-  return out;
+  // What the receiver waits for: the work queued so far on our current stream.
+  sent.event = AccInteEvent(/*enable_timing=*/false, /*interprocess=*/true);
+  sent.event.record(getCurrentAccInteStream(out.device));
+  out.event = sent.event.ipc_handle();
+  out.counter = new_sent_counter();  // last: nothing below can throw and leak it
+  return sent;
 }
 // LITERALINCLUDE END: IPC SHARE STORAGE
+
+// LITERALINCLUDE START: IPC WAIT EVENT
+void wait_shared_event(const IpcStorageHandle& handle) {
+  check_device_index(handle.device);
+  // The opened event dies at once: the queued wait keeps what it needs.
+  AccInteEvent(handle.device, handle.event).block(getCurrentAccInteStream(handle.device));
+}
+// LITERALINCLUDE END: IPC WAIT EVENT
 
 // LITERALINCLUDE START: IPC OPEN STORAGE
 c10::Storage open_shared_storage(const IpcStorageHandle& handle) {
@@ -70,6 +83,7 @@ c10::Storage open_shared_storage(const IpcStorageHandle& handle) {
   void* base = nullptr;
   try {
     check_device_index(handle.device);
+    wait_shared_event(handle);
     AccInteGuard guard(handle.device);
     ACCINTE_CHECK(acIpcOpenMemHandle(&base, handle.handle, acIpcMemLazyEnablePeerAccess));
   } catch (...) {

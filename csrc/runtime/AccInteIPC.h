@@ -10,10 +10,19 @@
 // storage's bytes in a non-resizable storage whose deleter unmaps it
 // (acIpcCloseMemHandle). Both processes then address the same memory.
 //
-// Ordering. Exporting waits for every stream of the storage's device, so the
-// receiver sees all work queued before the export; this replaces the IPC
-// event CUDA's reductions send along. After that, each side must synchronize
-// its own writes before signalling the other, as with any device memory.
+// Ordering, as CUDA's reductions do it. Exporting records an interprocess
+// event on the sender's current stream of the storage's device and sends
+// its handle along (acIpcGetEventHandle); the receiver makes its own current
+// stream wait for it (acIpcOpenEventHandle, acStreamWaitEvent), each time
+// the storage arrives, also when it is taken from the cache. So work the
+// receiver queues on its current stream sees everything the sender queued
+// on its current stream before the share, and neither side's host waits:
+// work on the sender's other streams is the sender's to order first (as it
+// would be for a consumer in its own process). The sender keeps the event,
+// like the storage, until the receiver released the share: the handle must
+// stay openable while in flight. Beyond the share, each side must
+// synchronize its own writes before signalling the other, as with any
+// device memory.
 //
 // Lifetime. The receiver's mapping keeps the memory alive by itself (see
 // Note [IPC] in third_party/accinte/src/ipc.cpp), and a reference count
@@ -25,6 +34,7 @@
 #include <c10/core/Storage.h>
 #include <accinte/accinte.h>
 
+#include <csrc/runtime/AccInteEvent.h>
 #include <csrc/runtime/AccInteIPCCounters.h>
 
 #include <cstddef>
@@ -38,18 +48,34 @@ struct IpcStorageHandle {
   size_t offset = 0;          ///< bytes from the allocation's base to the storage's data
   size_t nbytes = 0;          ///< the storage's size
   IpcCounterHandle counter;   ///< the receiver's reference, held by the sender until released
+  acIpcEventHandle_t event{}; ///< recorded on the sender's current stream after the share
 };
 
-/// Exports the memory of accinte storage `storage` after waiting for its
-/// device's queued work (see Note [Sharing across processes]), with a new
-/// reference count set to 1: the caller keeps `storage` alive until
+/// What the sender keeps for one share until the receiver released it.
+struct IpcSentStorage {
+  IpcStorageHandle handle;  ///< what travels to the receiver
+  AccInteEvent event;       ///< the interprocess event handle.event names
+};
+
+/// Exports the memory of accinte storage `storage`, with an event recorded
+/// on the current stream of its device (see Note [Sharing across processes];
+/// does not wait for the device) and a new reference count set to 1: the
+/// caller keeps `storage` and the returned event alive until
 /// sent_counter_value(handle.counter) is 0, then frees the counter. Throws for a
 /// storage of another device, for an empty storage (nothing to map), and
-/// when the runtime refuses (memory made unshareable, see acIpcGetMemHandle).
-C10_EXPORT IpcStorageHandle share_storage(const c10::Storage& storage);
+/// when the runtime refuses (memory made unshareable, see acIpcGetMemHandle;
+/// no descriptor left for the event).
+C10_EXPORT IpcSentStorage share_storage(const c10::Storage& storage);
+
+/// Makes the current stream of `handle.device` wait for the sender's event
+/// (without waiting on the host). Throws when the event cannot be opened
+/// (the sender released it or exited). A sender that exits before the event
+/// completes makes the stream report acErrorMapBufferObjectFailed at its
+/// next synchronization instead of hanging.
+C10_EXPORT void wait_shared_event(const IpcStorageHandle& handle);
 
 /// A storage over the memory `handle` describes, mapped into this process
-/// (which may be the exporter). Not resizable; when it dies it is unmapped
+/// (which may be the exporter), after wait_shared_event(handle). Not resizable; when it dies it is unmapped
 /// and the handle's reference count is decremented. Throws when the memory is
 /// gone (the sender freed it before this call) or the device does not exist
 /// here; the handle's reference is released then too.

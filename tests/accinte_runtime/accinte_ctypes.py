@@ -88,6 +88,7 @@ USER_OBJECT_NO_DESTRUCTOR_SYNC = 0x1
 
 EVENT_DEFAULT = 0x0
 EVENT_DISABLE_TIMING = 0x2
+EVENT_INTERPROCESS = 0x4
 
 
 class DeviceProp(ctypes.Structure):
@@ -117,6 +118,12 @@ class IpcMemHandle(ctypes.Structure):
 
 
 IPC_LAZY_ENABLE_PEER_ACCESS = 0x1
+
+
+class IpcEventHandle(ctypes.Structure):
+    """acIpcEventHandle_t: 64 opaque bytes, passed by value to acIpcOpenEventHandle."""
+
+    _fields_ = [("reserved", ctypes.c_char * 64)]
 
 
 class ActivityKind(enum.IntEnum):
@@ -194,6 +201,8 @@ _SIGNATURES = {
     "acIpcGetMemHandle": (_E, [POINTER(IpcMemHandle), _P]),
     "acIpcOpenMemHandle": (_E, [POINTER(c_void_p), IpcMemHandle, c_uint]),
     "acIpcCloseMemHandle": (_E, [_P]),
+    "acIpcGetEventHandle": (_E, [POINTER(IpcEventHandle), _P]),
+    "acIpcOpenEventHandle": (_E, [POINTER(c_void_p), IpcEventHandle]),
     "acStreamBeginCapture": (_E, [_P, c_int]),
     "acStreamEndCapture": (_E, [_P, POINTER(c_void_p)]),
     "acStreamIsCapturing": (_E, [_P, POINTER(c_int)]),

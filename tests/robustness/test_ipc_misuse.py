@@ -2,7 +2,9 @@
 zero (which made empty_cache and every later share fail); a receiver killed
 while it holds a share leaves the sender working (Note [IPC reference
 counts]: the sender cannot tell a dead receiver from a slow one, so it keeps
-the share's memory until it exits, as CUDA does)."""
+the share's memory until it exits, as CUDA does); a sender killed before
+the work its share's event covers ran ends the receiver's wait with an error
+(Note [IPC events])."""
 
 
 def test_message_consumed_twice(cases):
@@ -66,4 +68,34 @@ def test_receiver_killed_while_holding_a_share(cases):
         del again
         gc.collect()
         assert _C._ipc_counter_value(reductions._sent[-1][1]) == 0
+    """, timeout=120)
+
+
+def test_sender_killed_before_its_queued_work_ran(cases):
+    # The receiver's stream waits for the share's event; the sender dies with
+    # the work before it still queued. The wait ends with a clear error at the
+    # receiver's next synchronization instead of hanging, and the device works on.
+    cases.check("""
+        import pickle, signal, subprocess, sys
+        sender = subprocess.Popen([sys.executable, "-c", (
+            "import os, sys, torch\\n"
+            "from multiprocessing.reduction import ForkingPickler\\n"
+            "t = torch.arange(8.0, device='accinte')\\n"
+            "torch.accinte._sleep(60000)\\n"
+            "sys.stdout.buffer.write(bytes(ForkingPickler.dumps(t.abs())))\\n"
+            "sys.stdout.buffer.flush()\\n"
+            "os.close(1)\\n"  # the end of the message
+            "sys.stdin.read()\\n")], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        received = pickle.loads(sender.stdout.read())
+        copy = received.clone()  # queued behind the wait for the sender's event
+        sender.send_signal(signal.SIGKILL)
+        sender.wait()
+        try:
+            torch.accinte.synchronize()
+        except RuntimeError as e:
+            assert "acErrorMapBufferObjectFailed" in str(e), e
+        else:
+            raise AssertionError("the wait for a dead sender's event succeeded")
+        del copy, received
+        assert torch.ones(4, device="accinte").sum().item() == 4
     """, timeout=120)

@@ -9,9 +9,12 @@ available on CPU``). ``init_reductions``
 handles instead, and leaves every other tensor to PyTorch.
 
 The receiver maps the sender's device memory (acIpcOpenMemHandle): writes on
-either side are visible to the other once the writer has synchronized. The
-sender's device is synchronized when the tensor is pickled, so the receiver
-sees everything queued before. Storages are cached on both sides by handle,
+either side are visible to the other once the writer has synchronized. As
+CUDA's reductions do, pickling records an interprocess event on the sender's
+current stream (acIpcGetEventHandle) and unpickling makes the receiver's
+current stream wait for it (acIpcOpenEventHandle, acStreamWaitEvent), so
+work the receiver queues there sees everything the sender queued on its
+current stream before the share; neither side waits on the host. Storages are cached on both sides by handle,
 so a storage received twice is mapped once, and one sent back to the process
 that exported it is that process's own storage; a storage that a receiver
 sends on (or back) travels under the receiver's own handle, so it arrives as
@@ -20,8 +23,8 @@ a second mapping of the same memory.
 Lifetime, as for CUDA: the memory lives until both sides release it. Each
 share carries a reference count in memory both processes map (Note [IPC
 reference counts] in csrc/runtime/AccInteIPCCounters.h): the sender keeps its
-storage, and so its caching allocator's block, until every receiver of that
-share has dropped its storage; ``ipc_collect()`` (run at every share and by
+storage, and so its caching allocator's block, and the share's event until
+every receiver of that share has dropped its storage; ``ipc_collect()`` (run at every share and by
 ``torch.accinte.empty_cache()``) lets go of the storages no receiver holds.
 See Note [Sharing across processes] in csrc/runtime/AccInteIPC.h.
 
@@ -43,9 +46,10 @@ from torch_accinte import _C
 __all__ = ["init_reductions", "ipc_collect", "rebuild_accinte_storage", "rebuild_accinte_tensor",
            "reduce_accinte_storage", "reduce_accinte_tensor"]
 
-# Storages this process shared, each with the reference count of one share:
-# kept alive until the receiver of that share has let go (count 0).
-_sent: list[tuple[torch.UntypedStorage, bytes]] = []
+# Storages this process shared, each with the reference count and the event
+# (an opaque owner) of one share: kept alive until the receiver of that share
+# has let go (count 0).
+_sent: list[tuple[torch.UntypedStorage, bytes, object]] = []
 _sent_lock = threading.Lock()
 
 
@@ -62,42 +66,50 @@ def ipc_collect() -> None:
         return
     with _sent_lock:
         held = []
-        for storage, counter in _sent:
-            if _C._ipc_counter_value(counter) > 0:
-                held.append((storage, counter))
+        for share in _sent:
+            if _C._ipc_counter_value(share[1]) > 0:
+                held.append(share)
             else:
-                _C._ipc_free_counter(counter)
+                _C._ipc_free_counter(share[1])  # the storage and event go with the entry
         _sent[:] = held
 
 
-def _share(storage: torch.UntypedStorage) -> tuple[int, bytes, int, int, bytes]:
-    """(device, handle, offset, nbytes, counter) of ``storage``; keeps the
-    storage until the receiver releases it, and remembers it, so that if it
+def _share(storage: torch.UntypedStorage) -> tuple[int, bytes, int, int, bytes, bytes]:
+    """(device, handle, offset, nbytes, counter, event) of ``storage``, with
+    the event recorded on the current stream; keeps the storage and the event
+    until the receiver releases them, and remembers the storage, so that if it
     comes back to this process the same storage is used."""
     ipc_collect()
-    device, handle, offset, nbytes, counter = _C._share_storage(storage)
+    shared, event_owner = _C._share_storage(storage)
+    device, handle, offset, nbytes, counter, _event = shared
     with _sent_lock:
-        _sent.append((storage, counter))
+        _sent.append((storage, counter, event_owner))
     key = (handle, offset, nbytes)
     shared_cache[key] = StorageWeakRef(storage)
-    return device, handle, offset, nbytes, counter
+    return shared
 
 
 def rebuild_accinte_storage(device: int, handle: bytes, offset: int, nbytes: int,
-                            counter: bytes) -> torch.UntypedStorage:
-    """The receiving side of ``reduce_accinte_storage``: maps the memory
+                            counter: bytes, event: bytes) -> torch.UntypedStorage:
+    """The receiving side of ``reduce_accinte_storage``: makes the current
+    stream wait for the sender's event, then maps the memory
     (acIpcOpenMemHandle) or reuses the storage already mapped for it. The
     mapped storage releases the share's reference when it dies; a reused one
-    already holds a reference of its own, so this share's is released now."""
+    already holds a reference of its own, so this share's is released now.
+    (PyTorch's CUDA reductions skip the wait for a reused storage; the data
+    may have changed since it was first received, so this one waits.)"""
     key = (handle, offset, nbytes)
     storage = storage_from_cache(torch.UntypedStorage, key)
     if storage is not None:
-        _C._ipc_release_reference(counter)
+        try:
+            _C._ipc_wait_event(device, event)
+        finally:
+            _C._ipc_release_reference(counter)
         return storage
     from . import _lazy_init
 
     _lazy_init()
-    storage = _C._open_shared_storage(device, handle, offset, nbytes, counter)
+    storage = _C._open_shared_storage(device, handle, offset, nbytes, counter, event)
     shared_cache[key] = StorageWeakRef(storage)
     return storage
 

@@ -106,6 +106,18 @@ py::bytes counter_bytes(const c10::accinte::IpcCounterHandle& handle) {
   return py::bytes(reinterpret_cast<const char*>(&handle), sizeof(handle));
 }
 
+// Copies an IPC handle (memory or event, 64 bytes) from Python bytes.
+void ipc_handle_bytes(const py::bytes& bytes, char (&out)[ACCINTE_IPC_HANDLE_SIZE],
+                      const char* what) {
+  const std::string data = bytes;
+  if (data.size() != sizeof(out)) {
+    throw py::value_error(std::string("An accinte ") + what + " has " +
+                          std::to_string(sizeof(out)) + " bytes, got " +
+                          std::to_string(data.size()));
+  }
+  std::memcpy(out, data.data(), data.size());
+}
+
 c10::accinte::IpcCounterHandle counter_handle(const py::bytes& bytes) {
   const std::string data = bytes;
   c10::accinte::IpcCounterHandle handle;
@@ -273,31 +285,33 @@ void add_reduction_functions(py::module_& m) {
       "_share_storage",
       [](py::handle obj) {
         const c10::Storage storage = storage_arg(obj, "_share_storage");
-        c10::accinte::IpcStorageHandle shared;
-        {
-          py::gil_scoped_release no_gil; // waits for the device's streams
-          shared = c10::accinte::share_storage(storage);
-        }
-        return py::make_tuple(
+        c10::accinte::IpcSentStorage sent = c10::accinte::share_storage(storage);
+        const c10::accinte::IpcStorageHandle& shared = sent.handle;
+        auto result = py::make_tuple(
             shared.device,
             py::bytes(shared.handle.reserved, sizeof(shared.handle.reserved)), shared.offset,
-            shared.nbytes, counter_bytes(shared.counter));
+            shared.nbytes, counter_bytes(shared.counter),
+            py::bytes(shared.event.reserved, sizeof(shared.event.reserved)));
+        // The sender's event, owned by a capsule kept with the storage.
+        auto* event = new c10::accinte::AccInteEvent(std::move(sent.event));
+        py::capsule keep(event, "torch_accinte.ipc_event", [](PyObject* capsule) {
+          delete static_cast<c10::accinte::AccInteEvent*>(
+              PyCapsule_GetPointer(capsule, "torch_accinte.ipc_event"));
+        });
+        return py::make_tuple(result, keep);
       },
       py::arg("storage"),
-      "(device, handle, offset, nbytes, counter) of an accinte storage for another process "
-      "(acIpcGetMemHandle); counter is a new reference count set to 1.");
+      "((device, handle, offset, nbytes, counter, event), keep) of an accinte storage for "
+      "another process (acIpcGetMemHandle); counter is a new reference count set to 1, "
+      "event an interprocess event recorded on the current stream (acIpcGetEventHandle), "
+      "which `keep` owns: hold it as long as the storage.");
   m.def(
       "_open_shared_storage",
       [](c10::DeviceIndex device, const py::bytes& handle, size_t offset, size_t nbytes,
-         const py::bytes& counter) {
+         const py::bytes& counter, const py::bytes& event) {
         c10::accinte::IpcStorageHandle shared;
-        const std::string bytes = handle;
-        if (bytes.size() != sizeof(shared.handle.reserved)) {
-          throw py::value_error("An accinte IPC handle has " +
-                                std::to_string(sizeof(shared.handle.reserved)) +
-                                " bytes, got " + std::to_string(bytes.size()));
-        }
-        std::memcpy(shared.handle.reserved, bytes.data(), bytes.size());
+        ipc_handle_bytes(handle, shared.handle.reserved, "IPC handle");
+        ipc_handle_bytes(event, shared.event.reserved, "IPC event handle");
         shared.device = device;
         shared.offset = offset;
         shared.nbytes = nbytes;
@@ -310,9 +324,21 @@ void add_reduction_functions(py::module_& m) {
         return py::reinterpret_steal<py::object>(THPStorage_Wrap(std::move(storage)));
       },
       py::arg("device"), py::arg("handle"), py::arg("offset"), py::arg("nbytes"),
-      py::arg("counter"),
-      "A torch.UntypedStorage over memory shared by another process (acIpcOpenMemHandle); "
-      "it releases the counter's reference when it dies.");
+      py::arg("counter"), py::arg("event"),
+      "A torch.UntypedStorage over memory shared by another process (acIpcOpenMemHandle), "
+      "after making the current stream wait for the sender's event; it releases the "
+      "counter's reference when it dies.");
+  m.def(
+      "_ipc_wait_event",
+      [](c10::DeviceIndex device, const py::bytes& event) {
+        c10::accinte::IpcStorageHandle shared;
+        ipc_handle_bytes(event, shared.event.reserved, "IPC event handle");
+        shared.device = device;
+        c10::accinte::wait_shared_event(shared);
+      },
+      py::arg("device"), py::arg("event"),
+      "Receiver: makes the current stream of the device wait for a sender's IPC event "
+      "(acIpcOpenEventHandle, acStreamWaitEvent).");
   m.def(
       "_ipc_counter_value",
       [](const py::bytes& counter) {

@@ -48,8 +48,10 @@ ErrorText describe(int error) {
               "allocated when no file descriptor was left to make it shareable"};
     case acErrorMapBufferObjectFailed:
       return {"acErrorMapBufferObjectFailed",
-              "IPC memory handle could not be opened: the exporting process freed the "
-              "allocation or exited, or the handle was not made by acIpcGetMemHandle"};
+              "IPC handle could not be opened, or IPC event waited for is lost: the "
+              "exporting process freed the allocation, destroyed the event or exited "
+              "(before the event's record completed), or the handle was not made by "
+              "acIpcGetMemHandle / acIpcGetEventHandle"};
     case acErrorStreamCaptureUnsupported:
       return {"acErrorStreamCaptureUnsupported",
               "operation not permitted when stream is capturing: it would wait for or query "

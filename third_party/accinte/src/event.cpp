@@ -5,41 +5,19 @@
 // latest record; queries and waits always refer to the record that was latest
 // when they were made. A stream told to wait queues a task that blocks its
 // worker until the record completes, which works across devices since
-// completions belong to no device.
+// completions belong to no device. An interprocess event also tells other
+// processes about its records: see Note [IPC events] in ipc_event.cpp.
 #include "activity.h"
+#include "event.h"
 #include "graph.h"
-#include "stream.h"
 
 #include <unordered_map>
 
 namespace accinte {
 namespace {
 
-constexpr unsigned kKnownEventFlags = acEventDefault | acEventDisableTiming;
-
-class Event {
- public:
-  Event(int device, bool timing) : device_(device), timing_(timing) { markInitialized(); }
-
-  int device() const { return device_; }
-  bool timing() const { return timing_; }
-
-  // The latest record, or null if the event was never recorded.
-  std::shared_ptr<Completion> latest() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return latest_;
-  }
-  void setLatest(std::shared_ptr<Completion> record) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    latest_ = std::move(record);
-  }
-
- private:
-  const int device_;   // current device at creation; records must be on its streams
-  const bool timing_;  // false with acEventDisableTiming
-  mutable std::mutex mutex_;
-  std::shared_ptr<Completion> latest_;
-};
+constexpr unsigned kKnownEventFlags =
+    acEventDefault | acEventDisableTiming | acEventInterprocess;
 
 // Live events by handle. Guarded by eventTableMutex().
 std::unordered_map<acEvent_t, std::shared_ptr<Event>>& eventTable() {
@@ -47,7 +25,39 @@ std::unordered_map<acEvent_t, std::shared_ptr<Event>>& eventTable() {
   return *table;
 }
 
-// Like resolveStream: handles are looked up, never dereferenced.
+// LITERALINCLUDE START: IPC EVENT STREAM WAIT
+// acStreamWaitEvent for an event opened from an IPC handle: the stream waits
+// for the exporter's latest record as of now. A capture cannot replay a wait
+// for another process, so a capturing stream may only wait for a record
+// already complete.
+acError_t waitForImported(Stream& s, const std::shared_ptr<IpcEvent>& ipc) {
+  const uint64_t generation = ipc->latest();
+  const acError_t now = ipc->query(generation);
+  if (now != acErrorNotReady) {
+    return now;
+  }
+  if (const auto capture = s.capture()) {
+    capture->invalidate();
+    return acErrorStreamCaptureIsolation;
+  }
+  return s.enqueue([ipc, generation] { return ipc->wait(generation); }, "ipc event wait");
+}
+// LITERALINCLUDE END: IPC EVENT STREAM WAIT
+
+}  // namespace
+
+std::mutex& eventTableMutex() {
+  static auto* mutex = new std::mutex();
+  return *mutex;
+}
+
+acEvent_t registerEvent(std::shared_ptr<Event> event) {
+  const auto handle = reinterpret_cast<acEvent_t>(event.get());
+  std::lock_guard<std::mutex> lock(eventTableMutex());
+  eventTable().emplace(handle, std::move(event));
+  return handle;
+}
+
 acError_t resolveEvent(acEvent_t handle, std::shared_ptr<Event>* event) {
   std::lock_guard<std::mutex> lock(eventTableMutex());
   const auto it = eventTable().find(handle);
@@ -56,13 +66,6 @@ acError_t resolveEvent(acEvent_t handle, std::shared_ptr<Event>* event) {
   }
   *event = it->second;
   return acSuccess;
-}
-
-}  // namespace
-
-std::mutex& eventTableMutex() {
-  static auto* mutex = new std::mutex();
-  return *mutex;
 }
 
 }  // namespace accinte
@@ -80,13 +83,17 @@ acError_t acEventCreateWithFlags(acEvent_t* event, unsigned int flags) {
     if (event == nullptr || (flags & ~kKnownEventFlags) != 0) {
       return acErrorInvalidValue;
     }
-    auto created = std::make_shared<Event>(currentDevice(), (flags & acEventDisableTiming) == 0);
-    const auto handle = reinterpret_cast<acEvent_t>(created.get());
-    {
-      std::lock_guard<std::mutex> lock(eventTableMutex());
-      eventTable().emplace(handle, std::move(created));
+    const bool timing = (flags & acEventDisableTiming) == 0;
+    std::shared_ptr<IpcEvent> ipc;
+    if ((flags & acEventInterprocess) != 0) {
+      if (timing) {
+        return acErrorInvalidValue;  // as in CUDA: interprocess events do not time
+      }
+      if (const acError_t e = IpcEvent::create(currentDevice(), &ipc); e != acSuccess) {
+        return e;
+      }
     }
-    *event = handle;
+    *event = registerEvent(std::make_shared<Event>(currentDevice(), timing, std::move(ipc)));
     return acSuccess;
   });
 }
@@ -119,6 +126,9 @@ acError_t acEventRecord(acEvent_t event, acStream_t stream) {
     if (const acError_t err = resolveStream(stream, &s); err != acSuccess) {
       return err;
     }
+    if (e->imported()) {
+      return acErrorNotSupported;  // only the exporter numbers records: Note [IPC events]
+    }
     // As in CUDA, an event belongs to the device that was current when it
     // was created and can only be recorded on that device's streams.
     if (e->device() != s->device()) {
@@ -129,8 +139,32 @@ acError_t acEventRecord(acEvent_t event, acStream_t stream) {
     if (const auto capture = s->capture(); capture != nullptr && capture->invalidated()) {
       return acErrorStreamCaptureInvalidated;
     }
-    e->setLatest(s->record());
+    const auto& ipc = e->ipc();
+    if (ipc == nullptr) {
+      e->setLatest(s->record());
+      return acSuccess;
+    }
+    // LITERALINCLUDE START: IPC EVENT RECORD
+    // An interprocess event: its record must also reach the shared page (see
+    // Note [IPC events]), which a point in a graph cannot do.
+    if (const auto capture = s->capture()) {
+      capture->invalidate();
+      return acErrorStreamCaptureUnsupported;
+    }
+    auto record = s->record();
+    const uint64_t generation = ipc->beginRecord();
+    if (record->done()) {
+      ipc->finishRecord(generation);
+    } else {
+      // Queued after the marker: publishes once the work before it is done.
+      (void)s->enqueue([ipc, generation] {
+        ipc->finishRecord(generation);
+        return acSuccess;
+      }, "ipc event record");  // not capturing: cannot fail
+    }
+    e->setLatest(std::move(record));
     return acSuccess;
+    // LITERALINCLUDE END: IPC EVENT RECORD
   });
 }
 
@@ -139,6 +173,9 @@ acError_t acEventQuery(acEvent_t event) {
     std::shared_ptr<Event> e;
     if (const acError_t err = resolveEvent(event, &e); err != acSuccess) {
       return err;
+    }
+    if (e->imported()) {
+      return e->ipc()->query(e->ipc()->latest());
     }
     const auto record = e->latest();
     if (record == nullptr) {
@@ -158,6 +195,9 @@ acError_t acEventSynchronize(acEvent_t event) {
     std::shared_ptr<Event> e;
     if (const acError_t err = resolveEvent(event, &e); err != acSuccess) {
       return err;
+    }
+    if (e->imported()) {
+      return e->ipc()->wait(e->ipc()->latest());
     }
     const auto record = e->latest();
     if (record == nullptr) {
@@ -219,6 +259,9 @@ acError_t acStreamWaitEvent(acStream_t stream, acEvent_t event, unsigned int fla
     }
     if (const acError_t err = resolveEvent(event, &e); err != acSuccess) {
       return err;
+    }
+    if (e->imported()) {
+      return waitForImported(*s, e->ipc());
     }
     // The record latest *now*; later records of the event do not matter.
     auto record = e->latest();

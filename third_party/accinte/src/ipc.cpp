@@ -74,15 +74,6 @@ static_assert(sizeof(HandleData) <= sizeof(acIpcMemHandle_t), "handle too small"
 constexpr uint32_t kMagic = 0x50494341;  // "ACIP"
 constexpr uint32_t kVersion = 1;
 
-// Tells apart the memfds of different processes that got the same pid.
-uint64_t processNonce() {
-  static const uint64_t nonce = [] {
-    std::random_device source;
-    return (static_cast<uint64_t>(source()) << 32) ^ source() ^ static_cast<uint64_t>(getpid());
-  }();
-  return nonce;
-}
-
 std::string memfdName(uint64_t nonce, uint64_t serial) {
   return "accinte:" + std::to_string(nonce) + ":" + std::to_string(serial);
 }
@@ -180,6 +171,14 @@ acError_t openHandle(void** devPtr, const acIpcMemHandle_t& handle, unsigned int
 }
 
 }  // namespace
+
+uint64_t processNonce() {
+  static const uint64_t nonce = [] {
+    std::random_device source;
+    return (static_cast<uint64_t>(source()) << 32) ^ source() ^ static_cast<uint64_t>(getpid());
+  }();
+  return nonce;
+}
 
 bool mapShared(Allocation& a) {
   if (gSharedDescriptors.fetch_add(1) >= descriptorBudget()) {

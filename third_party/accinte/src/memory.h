@@ -73,6 +73,10 @@ AllocationTable& allocationTable();
 // descriptor budget is spent or the system refuses; the caller then falls
 // back to private memory. See Note [IPC].
 bool mapShared(Allocation& a);
+// A random number fixed for the process's life, which names its shareable
+// memfds (memory and events): tells them apart from those of an earlier
+// process that had the same pid (ipc.cpp).
+uint64_t processNonce();
 
 // Closes a shared allocation's memfd (~Allocation) and returns its slot to
 // the descriptor budget.

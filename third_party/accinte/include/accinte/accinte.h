@@ -71,7 +71,10 @@ typedef enum acError {
                                        shareable (see acIpcGetMemHandle) */
   acErrorMapBufferObjectFailed = 12,/* an IPC handle could not be opened: the
                                        exporting process exited or freed the
-                                       memory, or the handle is corrupt */
+                                       memory (or destroyed the event), or the
+                                       handle is corrupt; or an IPC event's
+                                       exporter exited before the record
+                                       being waited for completed */
   acErrorStreamCaptureUnsupported = 13, /* not allowed while a stream is
                                        capturing (a synchronize or query of
                                        the capturing stream, ...); the
@@ -146,6 +149,12 @@ typedef struct acIpcMemHandle_st {
 /* acIpcOpenMemHandle flags (cudaIpcMem*). Peer access is always on. */
 #define acIpcMemLazyEnablePeerAccess 0x1u
 
+/* An IPC handle to an interprocess event (cudaIpcEventHandle_t): plain bytes,
+ * like acIpcMemHandle_t. */
+typedef struct acIpcEventHandle_st {
+  char reserved[ACCINTE_IPC_HANDLE_SIZE];
+} acIpcEventHandle_t;
+
 /* Opaque handles. A NULL acStream_t names the device's default stream. */
 typedef struct acStream_st* acStream_t;
 typedef struct acEvent_st* acEvent_t;
@@ -191,6 +200,9 @@ typedef int (*acKernelFn_t)(void* userData);
 /* Event flags (cudaEvent*). */
 #define acEventDefault 0x0u
 #define acEventDisableTiming 0x2u
+/* The event may be exported to other processes (acIpcGetEventHandle). As in
+ * CUDA it must be combined with acEventDisableTiming. */
+#define acEventInterprocess 0x4u
 
 /* Stream flags (cudaStream*). There is no legacy default stream that
  * synchronizes with other streams, so NonBlocking is accepted and changes
@@ -271,6 +283,30 @@ ACCINTE_API ACCINTE_NODISCARD acError_t acIpcOpenMemHandle(void** devPtr,
  * streams like acFree. acErrorInvalidDevicePointer if `devPtr` is not the
  * base of opened IPC memory. */
 ACCINTE_API ACCINTE_NODISCARD acError_t acIpcCloseMemHandle(void* devPtr);
+/* A handle to `event`, which must have been created with acEventInterprocess
+ * (acErrorInvalidResourceHandle otherwise, and for an event opened from a
+ * handle). Another process opens it with acIpcOpenEventHandle and can then
+ * wait for the exporter's records of the event. The handle stays openable
+ * while the exporter's event is alive (until acEventDestroy, once its pending
+ * records have completed, or process exit): keep the event alive until the
+ * importer has opened it. See Note [IPC events] in src/ipc_event.cpp. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acIpcGetEventHandle(acIpcEventHandle_t* handle,
+                                                          acEvent_t event);
+/* An event of this process that follows the exporter's event of `handle`
+ * (made by any process, including this one); release it with
+ * acEventDestroy. acStreamWaitEvent, acEventSynchronize and acEventQuery on
+ * it refer to the exporter's latest record at the time of the call, as for a
+ * local event; waits wake when that record completes in the exporter. It
+ * cannot be recorded (acErrorNotSupported; CUDA allows it) nor re-exported
+ * (acErrorInvalidResourceHandle), and has no timing. If the exporter exits
+ * before the record waited for completes, the wait ends with
+ * acErrorMapBufferObjectFailed (from acEventSynchronize, or asynchronously
+ * from the waiting stream) instead of hanging; acEventQuery answers it too.
+ * acErrorMapBufferObjectFailed if the event is gone (destroyed, exporter
+ * exited) or the handle is not one of ours; acErrorInvalidValue for a NULL
+ * `event`. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acIpcOpenEventHandle(acEvent_t* event,
+                                                           acIpcEventHandle_t handle);
 
 /* ---- streams ------------------------------------------------------------- */
 /* A new stream on the current device. */
@@ -384,12 +420,20 @@ ACCINTE_API unsigned int acCapturesUnderway(void);
 
 /* ---- events -------------------------------------------------------------- */
 ACCINTE_API ACCINTE_NODISCARD acError_t acEventCreate(acEvent_t* event);
+/* `flags`: acEventDefault, or acEventDisableTiming optionally with
+ * acEventInterprocess (acErrorInvalidValue for Interprocess alone or an
+ * unknown flag). */
 ACCINTE_API ACCINTE_NODISCARD acError_t acEventCreateWithFlags(acEvent_t* event,
                                                              unsigned int flags);
+/* Returns at once; records still pending complete (and, for an interprocess
+ * event, stay visible to importers) as if the event were alive. */
 ACCINTE_API ACCINTE_NODISCARD acError_t acEventDestroy(acEvent_t event);
 /* Captures the work queued on `stream` so far; completes when it finishes.
  * As in CUDA, the stream must belong to the device that was current when the
- * event was created (acErrorInvalidResourceHandle otherwise). */
+ * event was created (acErrorInvalidResourceHandle otherwise). An
+ * interprocess event cannot be recorded on a capturing stream
+ * (acErrorStreamCaptureUnsupported, which invalidates the capture), and an
+ * event opened from an IPC handle cannot be recorded (acErrorNotSupported). */
 ACCINTE_API ACCINTE_NODISCARD acError_t acEventRecord(acEvent_t event, acStream_t stream);
 /* acSuccess when the latest record completed (or none was made). */
 ACCINTE_API ACCINTE_NODISCARD acError_t acEventQuery(acEvent_t event);
