@@ -56,7 +56,8 @@ namespace detail {
 template <typename Fn>
 class KernelClosureOf final : public KernelClosure {
  public:
-  explicit KernelClosureOf(Fn fn) : fn_(std::move(fn)) {}
+  template <typename F>
+  explicit KernelClosureOf(F&& fn) : fn_(std::forward<F>(fn)) {}
   void run() override { fn_(); }
 
  private:
