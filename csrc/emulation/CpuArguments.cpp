@@ -114,9 +114,8 @@ at::Tensor with_grad_flag(at::Tensor host, const at::Tensor& t) {
 
 } // namespace
 
-std::vector<std::pair<at::Tensor, DeferredCpuAlias>> CpuArguments::to_settle() const {
-  std::vector<std::pair<at::Tensor, DeferredCpuAlias>> pairs;
-  pairs.reserve(written.size());
+CpuArguments::SettleList CpuArguments::to_settle() const {
+  SettleList pairs;
   for (const WrittenArgument& w : written) {
     if (w.home.defined()) {
       pairs.emplace_back(w.working, w.home);
@@ -125,11 +124,14 @@ std::vector<std::pair<at::Tensor, DeferredCpuAlias>> CpuArguments::to_settle() c
   return pairs;
 }
 
+namespace {
+
 // LITERALINCLUDE START: EXECUTION CPU ARGUMENTS
-std::optional<CpuArguments> cpu_arguments(const c10::FunctionSchema& schema,
-                                          c10::ArrayRef<c10::IValue> args, HostMemory memory,
-                                          bool components, size_t max_bytes) {
-  CpuArguments cpu;
+// Fills `cpu` (empty) as cpu_arguments describes; false where it returns
+// nullopt. Built in place: the queued path's arguments are never moved.
+bool fill_cpu_arguments(CpuArguments& cpu, const c10::FunctionSchema& schema,
+                        c10::ArrayRef<c10::IValue> args, HostMemory memory, bool components,
+                        size_t max_bytes) {
   cpu.stack.reserve(args.size());
   if (memory == HostMemory::kDevice) {
     materialize_written(schema, args);
@@ -168,16 +170,28 @@ std::optional<CpuArguments> cpu_arguments(const c10::FunctionSchema& schema,
       return components && !written ? with_grad_flag(std::move(host), t) : host;
     }));
   }
-  if (!complete) {
-    return std::nullopt;
-  }
-  return cpu;
+  return complete;
 }
 // LITERALINCLUDE END: EXECUTION CPU ARGUMENTS
 
+} // namespace
+
+std::optional<CpuArguments> cpu_arguments(const c10::FunctionSchema& schema,
+                                          c10::ArrayRef<c10::IValue> args, HostMemory memory,
+                                          bool components, size_t max_bytes) {
+  std::optional<CpuArguments> cpu(std::in_place);
+  if (!fill_cpu_arguments(*cpu, schema, args, memory, components, max_bytes)) {
+    cpu.reset();
+  }
+  return cpu;
+}
+
 CpuArguments cpu_aliases(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args,
                          bool components) {
-  return *cpu_arguments(schema, args, HostMemory::kDevice, components);
+  CpuArguments cpu;
+  // Device memory is always complete: aliases, no budget.
+  (void)fill_cpu_arguments(cpu, schema, args, HostMemory::kDevice, components, SIZE_MAX);
+  return cpu;
 }
 
 } // namespace at::native::accinte

@@ -34,8 +34,9 @@ struct CpuArguments {
   c10::SmallVector<at::Tensor, 4> device_tensors; ///< every dense accinte tensor or component
                                                   ///< passed, which results may alias (lies_in)
   /// (working, home) of every dense written argument: what `settle` brings
-  /// home after the kernel.
-  std::vector<std::pair<at::Tensor, DeferredCpuAlias>> to_settle() const;
+  /// home after the kernel. Inline for one: most operators write one tensor.
+  using SettleList = c10::SmallVector<std::pair<at::Tensor, DeferredCpuAlias>, 1>;
+  SettleList to_settle() const;
 };
 
 /// Where the memory of a call's CPU arguments comes from.

@@ -174,9 +174,9 @@ c10::SmallVector<IValue, 2> device_outputs(const Call& call, const LaunchRecord&
 // 4. The kernel. Fresh outputs are written by the out= overload where the
 // first run showed it writes the functional operator's bytes; otherwise
 // the functional operator runs and its results are copied into them.
-void queue_kernel(const Call& call, const LaunchRecord& record, CpuArguments cpu,
+void queue_kernel(const Call& call, const LaunchRecord& record, CpuArguments& cpu,
                   const std::vector<IValue>& fresh) {
-  std::vector<std::pair<at::Tensor, DeferredCpuAlias>> to_settle = cpu.to_settle();
+  CpuArguments::SettleList to_settle = cpu.to_settle();
   std::vector<IValue> targets;
   c10::OperatorHandle kernel_op = call.op;
   if (!fresh.empty() && record.out_route) {
@@ -253,7 +253,7 @@ bool launch_async(const Call& call, const LaunchRecord& record) {
   c10::accinte::AccInteGuard guard(call.device.index());
   std::vector<IValue> fresh;
   c10::SmallVector<IValue, 2> results = device_outputs(call, record, cpu, fresh);
-  queue_kernel(call, record, std::move(cpu), fresh);
+  queue_kernel(call, record, cpu, fresh);
   torch::jit::drop(*call.stack, call.args.size());
   call.stack->insert(call.stack->end(), std::make_move_iterator(results.begin()),
                      std::make_move_iterator(results.end()));

@@ -1,11 +1,12 @@
 """Copies and memsets: every direction, validation, synchronous vs queued."""
 
 import ctypes
+import threading
 import time
 
 import pytest
 
-from accinte_ctypes import (KERNEL_FN, Err, Gate, Kind, check, malloc, read_device,
+from accinte_ctypes import (HOST_FN, KERNEL_FN, Err, Gate, Kind, check, malloc, read_device,
                             stream_create, write_device)
 
 H2H, H2D, D2H, D2D, DEFAULT = (Kind.HostToHost, Kind.HostToDevice, Kind.DeviceToHost,
@@ -194,50 +195,108 @@ def test_memset_needs_device_memory(ac):
     assert ac.acMemsetAsync(ctypes.addressof(host), 0, 8, None) == Err.InvalidDevicePointer
 
 
-def test_memcpy_async_runs_on_the_stream_in_order(ac, dev):
+@pytest.fixture
+def pinned(ac):
+    """Allocates pinned host memory (acMallocHost); frees it afterwards."""
+    ptrs = []
+
+    def alloc(size):
+        ptrs.append(ctypes.c_void_p())
+        check(ac.acMallocHost(ctypes.byref(ptrs[-1]), size))
+        return ptrs[-1]
+
+    yield alloc
+    for p in ptrs:
+        check(ac.acFreeHost(p))
+
+
+def test_memcpy_async_into_pinned_memory_runs_on_the_stream_in_order(ac, dev, pinned):
     stream = stream_create(ac)
     d = dev(8)
     write_device(ac, d, b"new data")
-    host = buffer(b"old data")
+    host = pinned(8)
+    ctypes.memmove(host, b"old data", 8)
     gate = Gate(ac).launch(stream)
     check(ac.acMemcpyAsync(host, d, 8, D2H, stream))
     # Queued behind the gate: nothing has been copied yet.
     assert ac.acStreamQuery(stream) == Err.NotReady
-    assert host.raw == b"old data"
+    assert ctypes.string_at(host, 8) == b"old data"
     gate.open()
     check(ac.acStreamSynchronize(stream))
+    assert ctypes.string_at(host, 8) == b"new data"
+    check(ac.acStreamDestroy(stream))
+
+
+def test_memcpy_async_into_pageable_memory_waits_for_its_stream(ac, dev):
+    # As cudaMemcpyAsync: the copy is done when the call returns (Note
+    # [accinte copies into pageable memory]), after the work queued before it.
+    stream = stream_create(ac)
+    d = dev(8)
+    write_device(ac, d, b"old data")
+    host = buffer(b"........")
+    gate = Gate(ac).launch(stream)
+    check(ac.acMemcpyAsync(d, buffer(b"new data"), 8, H2D, stream))  # behind the gate
+    opener = threading.Timer(0.2, gate.open)
+    opener.start()
+    started = time.monotonic()
+    check(ac.acMemcpyAsync(host, d, 8, D2H, stream))
+    assert time.monotonic() - started > 0.1  # it waited for the gate
+    assert host.raw == b"new data"  # and copied what the stream wrote
+    check(ac.acStreamQuery(stream))
+    opener.join()
+    check(ac.acStreamDestroy(stream))
+
+
+def test_memcpy_async_into_pageable_memory_is_queued_from_a_host_function(ac, dev):
+    # On the stream's own worker a wait for the stream would never end: the
+    # copy is queued behind the host function instead.
+    stream = stream_create(ac)
+    d = dev(8)
+    write_device(ac, d, b"new data")
+    host = buffer(b"old data")
+    results = []
+
+    @HOST_FN
+    def copy_from_the_worker(_):
+        results.append(ac.acMemcpyAsync(host, d, 8, D2H, stream))
+        results.append(host.raw)
+
+    check(ac.acLaunchHostFunc(stream, copy_from_the_worker, None))
+    check(ac.acStreamSynchronize(stream))
+    assert results == [Err.Success, b"old data"]  # queued, not run in the call
     assert host.raw == b"new data"
     check(ac.acStreamDestroy(stream))
 
 
-def test_memset_async_runs_on_the_stream_in_order(ac, dev):
+def test_memset_async_runs_on_the_stream_in_order(ac, dev, pinned):
     stream = stream_create(ac)
     d = dev(4)
     write_device(ac, d, b"aaaa")
-    host = buffer(b"....")
+    host = pinned(4)
+    ctypes.memmove(host, b"....", 4)
     gate = Gate(ac).launch(stream)
     check(ac.acMemsetAsync(d, ord("b"), 4, stream))
     check(ac.acMemcpyAsync(host, d, 4, D2H, stream))
-    assert host.raw == b"...."
+    assert ctypes.string_at(host, 4) == b"...."
     gate.open()
     check(ac.acStreamSynchronize(stream))
-    assert host.raw == b"bbbb"
+    assert ctypes.string_at(host, 4) == b"bbbb"
     check(ac.acStreamDestroy(stream))
 
 
-def test_null_stream_is_the_current_devices_default_stream(ac, dev, two_devices):
+def test_null_stream_is_the_current_devices_default_stream(ac, dev, pinned, two_devices):
     check(ac.acSetDevice(1))
     d = dev(4)
     default1 = ctypes.c_void_p()
     check(ac.acDeviceGetDefaultStream(1, ctypes.byref(default1)))
     gate = Gate(ac).launch(None)  # NULL: device 1's default stream
-    host = buffer(b"....")
+    host = pinned(4)
     check(ac.acMemsetAsync(d, ord("q"), 4, None))
     check(ac.acMemcpyAsync(host, d, 4, DEFAULT, None))
     assert ac.acStreamQuery(default1) == Err.NotReady
     gate.open()
     check(ac.acStreamSynchronize(default1))
-    assert host.raw == b"qqqq"
+    assert ctypes.string_at(host, 4) == b"qqqq"
 
 
 def test_async_copy_across_devices_on_a_stream_of_either(ac, dev, two_devices):

@@ -49,7 +49,9 @@ def test_each_launch_kind_waits_for_room():
         noop = HOST_FN(lambda _: None)
         launches = {
             "host function": lambda: ac.acLaunchHostFunc(stream, noop, None),
-            "memcpy": lambda: ac.acMemcpyAsync(host, buf, 64, Kind.DeviceToHost, stream),
+            # from pageable memory: into it, a copy waits for the stream
+            # (Note [accinte copies into pageable memory])
+            "memcpy": lambda: ac.acMemcpyAsync(buf, host, 64, Kind.HostToDevice, stream),
             "memset": lambda: ac.acMemsetAsync(buf, 0, 64, stream),
         }
         for name, launch in launches.items():

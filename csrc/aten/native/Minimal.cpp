@@ -17,6 +17,7 @@
 #include <csrc/runtime/AccInteFunctions.h>
 #include <csrc/runtime/AccInteGuard.h>
 #include <csrc/runtime/AccInteHostWait.h>
+#include <csrc/runtime/AccInteKernel.h>
 
 namespace at::native::accinte {
 
@@ -162,16 +163,24 @@ at::Scalar _local_scalar_dense(const at::Tensor& self) {
         const c10::accinte::AccInteStream stream = c10::accinte::getCurrentAccInteStream();
         c10::accinte::check_not_capturing(stream, "Tensor.item() (aten::_local_scalar_dense)");
         // Waits for the current stream, not the whole device, like .item()
-        // on CUDA (cudaMemcpyAsync, then cudaStreamSynchronize).
-        acError_t queued = acSuccess;
+        // on CUDA (cudaMemcpyAsync into pageable memory, which waits for the
+        // stream and copies: Note [accinte copies into pageable memory]; then
+        // cudaStreamSynchronize, which reports earlier kernels' errors).
+        acError_t copied = acSuccess;
+        acError_t synchronized = acSuccess;
         {
-          // A full queue waits: Note [accinte host waits and the GIL].
+          // Both wait: Note [accinte host waits and the GIL]. One release of
+          // the GIL for the two.
           c10::accinte::HostWaitGuard no_gil;
-          queued = acMemcpyAsync(&value, self.const_data_ptr<scalar_t>(), sizeof(scalar_t),
+          copied = acMemcpyAsync(&value, self.const_data_ptr<scalar_t>(), sizeof(scalar_t),
                                  acMemcpyDeviceToHost, stream.stream());
+          if (copied == acSuccess) {
+            synchronized = acStreamSynchronize(stream.stream());
+          }
         }
-        ACCINTE_CHECK(queued);
-        stream.synchronize();
+        ACCINTE_CHECK(copied);
+        c10::accinte::release_finished_kernels();
+        ACCINTE_CHECK(synchronized);
         result = at::Scalar(value);
       }),
       AT_EXPAND(AT_ALL_TYPES_AND_COMPLEX), kComplexHalf, kHalf, kBool, kBFloat16,

@@ -8,7 +8,25 @@
 // The synchronous forms first wait for every stream of each device they
 // touch, then copy on the calling thread: simpler than CUDA's legacy-stream
 // rules, and never weaker. The Async forms run on the stream's worker and
-// keep the allocations they touch alive until they have run.
+// keep the allocations they touch alive until they have run, except a copy
+// into pageable host memory, which waits for its stream and copies on the
+// calling thread, as CUDA's does:
+//
+// Note [accinte copies into pageable memory]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// cudaMemcpyAsync into pageable host memory returns only once the copy is
+// done: the DMA engine cannot write memory the driver has not pinned, so the
+// driver waits for the stream and copies through a staging buffer. Every
+// reader of a device value (Tensor.item(), .cpu(), printing) waits for the
+// copy anyway, so acMemcpyAsync does the same: when the destination is
+// memory the runtime did not allocate, it waits for the stream and copies
+// on the calling thread, sparing a task on the queue and the hand-off back
+// (the .item() round trip: a queued copy and a wait for it). It still
+// queues the copy where waiting is not allowed: on a worker thread (a host
+// function would wait for its own stream) and while the stream captures (the
+// copy becomes a node of the graph). Copies into pinned memory (acMallocHost)
+// stay asynchronous, as on CUDA. Errors of earlier kernels are not taken:
+// the next synchronising call reports them.
 #include "activity.h"
 #include "copy_engine.h"
 #include "graph.h"
@@ -179,6 +197,11 @@ acError_t acMemcpyAsync(void* dst, const void* src, size_t count, acMemcpyKind k
     Plan plan;
     if (const acError_t e = planCopy(dst, src, count, callerInt(kind), &plan); e != acSuccess) {
       return e;
+    }
+    if (plan.toPageableHost && !onWorkerThread() && s->capture() == nullptr) {
+      // Note [accinte copies into pageable memory]
+      s->waitIdle();
+      return runCopy(dst, src, count, plan, activity.correlation());
     }
     return s->enqueue([dst, src, count, plan = std::move(plan),
                        correlation = activity.correlation()] {

@@ -10,10 +10,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 namespace accinte {
 
@@ -124,22 +124,33 @@ class Stream : public std::enable_shared_from_this<Stream> {
   const int priority_;
   const bool isDefault_;
 
+  // Note [accinte stream queue]: what the stream's lock guards, and what
+  // the worker reads without it.
   mutable std::mutex mutex_;
-  std::condition_variable workCv_;  // task queued, or stopping
-  std::condition_variable doneCv_;  // a task finished
-  std::condition_variable roomCv_;  // a task left the queue
-  std::deque<std::pair<uint64_t, Task>> queue_;
+  std::condition_variable workCv_;  // task queued while the worker sleeps, or stopping
+  std::condition_variable doneCv_;  // a task finished while a host thread sleeps on it
+  std::condition_variable roomCv_;  // a task started while a launch waits for room
+  // Tasks queued and not yet taken by the worker, which takes all of them at
+  // once by swapping this vector with its own (empty) one: neither side
+  // allocates once both have grown to the usual burst.
+  std::vector<std::pair<uint64_t, Task>> pending_;
+  bool workerSleeping_ = false;
   acError_t error_ = acSuccess;
   uint64_t errorTicket_ = 0;
   bool stopping_ = false;
   std::shared_ptr<Capture> capture_;
   std::thread worker_;
-  // Tickets handed out, and tickets whose task has returned: written under
-  // mutex_, read without it by the spins of Note [accinte spin before
-  // sleeping]. Each on a cache line of its own (and last, so that
-  // nothing else shares the second one), so that a spinning reader
-  // does not take from the writer the line of the lock and queue it uses.
+  // Host threads asleep on doneCv_ / roomCv_: the worker takes the lock to
+  // wake them only when there are any.
+  std::atomic<uint32_t> doneWaiters_{0};
+  std::atomic<uint32_t> roomWaiters_{0};
+  // Tickets handed out (written under mutex_), the ticket of the task the
+  // worker started last, and of the task that returned last (written by the
+  // worker alone, without the lock). Each on a cache line of its own (the
+  // last one too, so that nothing else shares it), so that a spinning
+  // reader does not take from the writer the line it writes next.
   alignas(64) std::atomic<uint64_t> issued_{0};
+  alignas(64) std::atomic<uint64_t> started_{0};
   alignas(64) std::atomic<uint64_t> finished_{0};
 };
 

@@ -249,7 +249,11 @@ ACCINTE_API ACCINTE_NODISCARD acError_t acPointerGetAttributes(acPointerAttribut
 ACCINTE_API ACCINTE_NODISCARD acError_t acMemcpy(void* dst, const void* src, size_t count,
                                                acMemcpyKind kind);
 /* Validated now, queued on `stream` (NULL: the current device's default
- * stream); returns at once. Host buffers must stay valid until it has run. */
+ * stream); returns at once. Host buffers must stay valid until it has run.
+ * As CUDA's, a copy into pageable host memory (memory not from acMallocHost)
+ * returns once it is done: it waits for `stream`, then copies on the calling
+ * thread; it is queued like any other on a worker thread or while `stream`
+ * captures. */
 ACCINTE_API ACCINTE_NODISCARD acError_t acMemcpyAsync(void* dst, const void* src, size_t count,
                                                     acMemcpyKind kind, acStream_t stream);
 ACCINTE_API ACCINTE_NODISCARD acError_t acMemset(void* devPtr, int value, size_t count);
