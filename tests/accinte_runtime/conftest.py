@@ -43,3 +43,17 @@ def two_devices(ac):
     accinte_ctypes.check(ac.acGetDeviceCount(ctypes.byref(count)))
     if count.value < 2:
         pytest.skip("needs two devices")
+
+
+@pytest.fixture
+def streams(ac):
+    """Creates streams on the current device; destroys them afterwards."""
+    created = []
+
+    def make():
+        created.append(accinte_ctypes.stream_create(ac))
+        return created[-1]
+
+    yield make
+    for s in created:
+        accinte_ctypes.check(ac.acStreamDestroy(s))

@@ -10,20 +10,6 @@ from accinte_ctypes import (EVENT_DISABLE_TIMING, KERNEL_FN, Err, Gate, Recorder
 
 
 @pytest.fixture
-def streams(ac):
-    """Creates streams on the current device; destroys them afterwards."""
-    created = []
-
-    def make():
-        created.append(stream_create(ac))
-        return created[-1]
-
-    yield make
-    for s in created:
-        check(ac.acStreamDestroy(s))
-
-
-@pytest.fixture
 def events(ac):
     created = []
 

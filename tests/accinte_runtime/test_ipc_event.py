@@ -20,18 +20,6 @@ from accinte_ctypes import (_PRELUDE, EVENT_DISABLE_TIMING, EVENT_INTERPROCESS, 
 IPC_FLAGS = EVENT_INTERPROCESS | EVENT_DISABLE_TIMING
 
 
-@pytest.fixture
-def streams(ac):
-    created = []
-
-    def make():
-        created.append(stream_create(ac))
-        return created[-1]
-
-    yield make
-    for s in created:
-        check(ac.acStreamDestroy(s))
-
 
 def get_handle(ac, event):
     handle = IpcEventHandle()
@@ -54,6 +42,18 @@ def child(body):
               if k == "LD_PRELOAD" or k.startswith(("ASAN_", "UBSAN_"))}}
     return subprocess.Popen([sys.executable, "-c", _PRELUDE + textwrap.dedent(body)], env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
+# Child code: an interprocess event recorded behind a kernel that never
+# finishes (the child's default stream stays busy), exported as `handle`.
+EXPORTED_BEHIND_A_GATE = """
+gate = Gate(ac).launch(None)
+event = ctypes.c_void_p()
+check(ac.acEventCreateWithFlags(ctypes.byref(event), EVENT_INTERPROCESS | EVENT_DISABLE_TIMING))
+check(ac.acEventRecord(event, None))
+handle = IpcEventHandle()
+check(ac.acIpcGetEventHandle(ctypes.byref(handle), event))
+"""
 
 
 def test_flags_and_export_errors(ac):
@@ -237,16 +237,10 @@ def test_another_process_waits_for_work_queued_here(ac, streams):
 
 def test_an_exporter_that_dies_does_not_hang_its_waiters(ac, streams):
     # The child records behind a kernel that never finishes, then is killed.
-    proc = child("""
-        gate = Gate(ac).launch(None)
-        event = ctypes.c_void_p()
-        check(ac.acEventCreateWithFlags(ctypes.byref(event), EVENT_INTERPROCESS | EVENT_DISABLE_TIMING))
-        check(ac.acEventRecord(event, None))
-        handle = IpcEventHandle()
-        check(ac.acIpcGetEventHandle(ctypes.byref(handle), event))
+    proc = child(EXPORTED_BEHIND_A_GATE + textwrap.dedent("""
         print(bytes(handle).hex(), flush=True)
         sys.stdin.readline()
-    """)
+    """))
     try:
         handle = IpcEventHandle.from_buffer_copy(bytes.fromhex(proc.stdout.readline().strip()))
         opened = open_handle(ac, handle)
@@ -271,21 +265,15 @@ def test_an_exporter_that_dies_does_not_hang_its_waiters(ac, streams):
 def test_a_forked_child_of_the_exporter_does_not_keep_it_alive(ac, streams):
     # The grandchild inherits the page's descriptor, not the exporter's
     # records: once the exporter is gone, waits end.
-    proc = child("""
+    proc = child(EXPORTED_BEHIND_A_GATE + textwrap.dedent("""
         import time
-        gate = Gate(ac).launch(None)
-        event = ctypes.c_void_p()
-        check(ac.acEventCreateWithFlags(ctypes.byref(event), EVENT_INTERPROCESS | EVENT_DISABLE_TIMING))
-        check(ac.acEventRecord(event, None))
-        handle = IpcEventHandle()
-        check(ac.acIpcGetEventHandle(ctypes.byref(handle), event))
         grandchild = os.fork()
         if grandchild == 0:
             time.sleep(30)
             os._exit(0)
         print(bytes(handle).hex(), grandchild, flush=True)
         sys.stdin.readline()
-    """)
+    """))
     grandchild = None
     try:
         line = proc.stdout.readline().split()
