@@ -46,6 +46,7 @@ SELF_CHECKING = [
     ("libraries.py", "libraries train on accinte as on the CPU"),
     ("python_kernels_and_waits.py", "Python kernels and host waits share the GIL without deadlock"),
     ("compile_model.py", "torch.compile works on accinte and matches the CPU"),
+    ("share_across_processes.py", "accinte tensors are shared across processes as CUDA tensors are"),
 ]
 
 
