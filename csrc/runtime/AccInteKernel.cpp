@@ -85,7 +85,6 @@ void destroy_kernel(void* user_data) {
 // LITERALINCLUDE START: GRAPH KERNEL LAUNCH
 void launch_kernel(const AccInteStream& stream, std::unique_ptr<KernelClosure> kernel,
                    const char* name) {
-  release_finished_kernels();
   acStreamCaptureStatus status = acStreamCaptureStatusNone;
   CaptureId_t capture = 0;
   acGraph_t graph = nullptr;
@@ -106,6 +105,10 @@ void launch_kernel(const AccInteStream& stream, std::unique_ptr<KernelClosure> k
     }
     ACCINTE_CHECK(launched);
     kernel.release(); // the runtime now owns it; run_kernel retires it
+    // Earlier kernels' closures are destroyed once this one is queued, while
+    // the worker may already run it: a host thread about to wait for the
+    // stream (.item()) waits that much less.
+    release_finished_kernels();
     maybe_block_after_launch(stream);
     return;
   }
@@ -122,6 +125,7 @@ void launch_kernel(const AccInteStream& stream, std::unique_ptr<KernelClosure> k
   }
   ACCINTE_CHECK(acLaunchKernelNamed(stream.stream(), &run_captured_kernel, raw, name));
   note_captured_kernel(capture, name);
+  release_finished_kernels();
 }
 // LITERALINCLUDE END: GRAPH KERNEL LAUNCH
 
