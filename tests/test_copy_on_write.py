@@ -1,11 +1,11 @@
 """Copy-on-write storages (Tensor._lazy_clone): a write copies the shared
-storage first, on the current stream and without waiting for the device
-(Note [accinte copy-on-write copies], Note [accinte copy-on-write arguments])."""
+storage first, waiting for the device, and on the current stream while it
+captures (Note [accinte copy-on-write copies], Note [accinte copy-on-write
+arguments])."""
 
 import pytest
 import torch
 
-from held_stream import hold_stream
 
 
 def cpu_reference(write):
@@ -32,46 +32,49 @@ def test_writing_a_lazy_clone_leaves_the_original_alone(write):
     assert (y.cpu().tolist(), x.cpu().tolist()) == cpu_reference(write)
 
 
-def test_the_copy_does_not_wait_for_another_stream():
-    x = torch.arange(-4.0, 4.0, device="accinte")
+def test_the_copy_is_made_before_the_other_owner_writes_on_another_stream():
+    # After the copy, x is the block's last owner and writes it without a
+    # copy, on the default stream; y's copy (made from a held side stream)
+    # must already hold x's old values. A copy merely queued on the side
+    # stream would read x's new ones.
+    x = torch.arange(4.0, device="accinte")
+    torch.accinte.synchronize()
     y = x._lazy_clone()
     side = torch.accinte.Stream()
-    with torch.accinte.stream(side), hold_stream(timeout=10) as other:
-        with torch.accinte.stream(torch.accinte.default_stream()):
-            y.add_(1)
-            assert y.cpu().tolist() == list(range(-3, 5))
-        assert other.held()
-    assert x.cpu().tolist() == list(range(-4, 4))
+    with torch.accinte.stream(side):
+        torch.accinte._sleep(200)
+        y.add_(1)
+    x.add_(100)
+    torch.accinte.synchronize()
+    assert (y.cpu().tolist(), x.cpu().tolist()) == ([1, 2, 3, 4], [100, 101, 102, 103])
 
 
-def test_the_copy_is_queued_after_the_current_streams_work():
+def test_the_copy_comes_after_the_current_streams_work():
     x = torch.arange(-4.0, 4.0, device="accinte")
-    with hold_stream(timeout=10) as hold:
-        x.mul_(2)  # queued behind the held kernel
-        y = x._lazy_clone()
-        y.add_(1)  # the copy, then the add, queued behind it too
-        assert hold.held()
+    torch.accinte._sleep(100)
+    x.mul_(2)  # queued behind the sleep
+    y = x._lazy_clone()
+    y.add_(1)  # copies x's doubled values
     assert (y.cpu().tolist(), x.cpu().tolist()) == (list(range(-7, 9, 2)), list(range(-8, 8, 2)))
 
 
-def test_the_source_block_is_kept_until_the_copy_ran():
-    # The source is freed while the copy waits on another stream; its block
-    # must not be handed out again (and overwritten) on its own stream first.
-    x = torch.arange(-4.0, 4.0, device="accinte")
-    source_ptr = x.data_ptr()
+def test_a_copy_from_another_device_into_a_lazy_clone():
+    x = torch.zeros(1 << 16, device="accinte:1")
+    for _ in range(20):
+        y = x._lazy_clone()
+        y.copy_(torch.full((1 << 16,), 7.0, device="accinte:0"))
+        torch.accinte.synchronize(0)
+        torch.accinte.synchronize(1)
+        assert bool((y.cpu() == 7).all()) and bool((x.cpu() == 0).all())
+
+
+def test_a_lazy_clone_written_from_another_current_device_stays_on_its_device():
+    x = torch.arange(4.0, device="accinte:1")
     y = x._lazy_clone()
-    side = torch.accinte.Stream()
-    side.wait_stream(torch.accinte.current_stream())
-    with torch.accinte.stream(side), hold_stream(timeout=10) as hold:
-        y.add_(1)  # the copy from x's block is queued on the held side stream
-        del x      # the last other reference: x's block goes back to its pool
-        fresh = [torch.full((8,), 7.0, device="accinte") for _ in range(4)]
-        with torch.accinte.stream(torch.accinte.default_stream()):
-            fresh += [torch.full((8,), 7.0, device="accinte") for _ in range(4)]
-        assert source_ptr not in [t.data_ptr() for t in fresh]
-        assert hold.held()
-    side.synchronize()  # y was copied and written on the side stream
-    assert y.cpu().tolist() == list(range(-3, 5))
+    with torch.accinte.device(0):
+        y.add_(1)
+    assert y.untyped_storage().device == torch.device("accinte:1")
+    assert y.cpu().tolist() == [1, 2, 3, 4]
 
 
 def test_a_lazy_clone_written_in_a_graph_capture():

@@ -78,7 +78,8 @@ class HostStorages {
 // from the read-only pointer, so each storage an operator writes is
 // materialized first, before any alias of the call is made: an argument
 // read through the same storage must see the copy too. The copy itself is
-// queued on the current stream (Note [accinte copy-on-write copies]).
+// made before the call goes on (Note [accinte copy-on-write copies]), on
+// the call's device, which the launch makes current first.
 void materialize(const c10::IValue& value) {
   if (!value.isTensor()) {
     return;

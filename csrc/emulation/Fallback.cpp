@@ -247,10 +247,12 @@ bool launch_async(const Call& call, const LaunchRecord& record) {
   if (!written_arguments_fit(call, record)) {
     return false;
   }
+  // The call's device is current from here: a copy-on-write argument is
+  // materialized (cpu_aliases) on it.
+  c10::accinte::AccInteGuard guard(call.device.index());
   // 2. CPU aliases of the arguments as the call passed them.
   CpuArguments cpu = cpu_aliases(call.op.schema(), call.args);
   substitute_generators(call.op.schema(), cpu.stack, 0, call.device.index());
-  c10::accinte::AccInteGuard guard(call.device.index());
   std::vector<IValue> fresh;
   c10::SmallVector<IValue, 2> results = device_outputs(call, record, cpu, fresh);
   queue_kernel(call, record, cpu, fresh);

@@ -3,6 +3,7 @@
 #include <csrc/runtime/AccInteCachingAllocator.h>
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteFunctions.h>
+#include <csrc/runtime/AccInteGraphsUtils.h>
 #include <csrc/runtime/AccInteGuard.h>
 #include <csrc/runtime/AccInteHostWait.h>
 
@@ -72,25 +73,21 @@ class AccInteDeviceAllocatorImpl final : public c10::DeviceAllocator {
   // Note [accinte copy-on-write copies]
   // PyTorch calls copy_data through Allocator::clone to materialize a
   // copy-on-write storage (a lazy clone written to): `src` is the shared
-  // block, `dest` a block clone() just allocated on the current stream. As
-  // for any kernel, PyTorch's stream semantics let the copy be ordered on the
-  // current stream alone: work on other streams that wrote `src` must
-  // already be ordered before it by the program (an event or wait_stream),
-  // and work queued later on the current stream (the write that triggered
-  // the copy) runs after it. So the copy is queued there and nobody waits on
-  // the host. One hazard remains: PyTorch keeps the other references to
-  // `src` from freeing it only while copy_data runs (the COW context's
-  // lock), so once the copy is merely queued the block may go back to its
-  // pool, be handed out again on the stream it was allocated on and be
-  // overwritten before this stream copies it; recording `src` on the current
-  // stream (as Tensor.record_stream would), before returning, keeps the
-  // block until the copy has run. CUDA queues the same copy
-  // on its legacy default stream (cudaMemcpy from device to device does not
-  // wait on the host).
+  // block, `dest` a block clone() just allocated. The copy waits for the
+  // device and runs before copy_data returns (acMemcpy), as CUDA's cudaMemcpy
+  // on the legacy default stream is ordered with the other blocking streams.
+  // Queuing it on the current stream alone is not enough: the other owner
+  // of `src`, now its last owner, writes it without a copy, maybe on another
+  // stream, which nothing orders after a queued copy (a lazy clone then
+  // takes the later value), and a copy between devices orders its bytes
+  // before it knows a copy-on-write copy will be queued. While the stream
+  // captures, nothing may wait: the copy becomes a node of the graph, on the
+  // current stream, and `src` is recorded on it (as Tensor.record_stream)
+  // so that its block outlives the copy.
   void copy_data(void* dest, const void* src, std::size_t count) const override {
     // copy_data is const in c10::Allocator; recording a use of a block is
     // bookkeeping of the (non-const) pools, as recordStream does.
-    const_cast<AccInteDeviceAllocatorImpl*>(this)->copy_on_current_stream(dest, src, count);
+    const_cast<AccInteDeviceAllocatorImpl*>(this)->copy_shared_block(dest, src, count);
   }
 // LITERALINCLUDE END: ALLOCATOR COPY DATA
 
@@ -103,7 +100,7 @@ class AccInteDeviceAllocatorImpl final : public c10::DeviceAllocator {
   }
 
   /// See Note [accinte copy-on-write copies].
-  void copy_on_current_stream(void* dest, const void* src, std::size_t count) {
+  void copy_shared_block(void* dest, const void* src, std::size_t count) {
     if (count == 0) {
       return;
     }
@@ -121,6 +118,11 @@ class AccInteDeviceAllocatorImpl final : public c10::DeviceAllocator {
       return;
     }
     const AccInteStream stream = getCurrentAccInteStream(block->device);
+    if (!is_stream_capturing(stream)) {
+      HostWaitGuard no_gil; // Note [accinte host waits and the GIL]
+      ACCINTE_CHECK(acMemcpy(dest, src, count, acMemcpyDeviceToDevice));
+      return;
+    }
     ACCINTE_CHECK(acMemcpyAsync(dest, src, count, acMemcpyDeviceToDevice, stream.stream()));
     device_allocator(block->device).record_stream(block, stream);
   }

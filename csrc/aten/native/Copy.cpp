@@ -52,8 +52,9 @@ void enqueue_copy(const AccInteStream& stream, const at::Tensor& src, const at::
     }
     acError_t queued = acSuccess;
     {
-      // A full queue waits: Note [accinte launch queue depth] and Note
-      // [accinte host waits and the GIL].
+      // A full queue waits (Note [accinte launch queue depth]), and a copy
+      // into pageable memory waits for the stream (Note [accinte copies into
+      // pageable memory]): Note [accinte host waits and the GIL].
       c10::accinte::HostWaitGuard no_gil;
       queued = acMemcpyAsync(dst.data_ptr(), src.const_data_ptr(), src.nbytes(), acMemcpyDefault,
                              stream.stream());

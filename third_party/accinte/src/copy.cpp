@@ -26,7 +26,10 @@
 // function would wait for its own stream) and while the stream captures (the
 // copy becomes a node of the graph). Copies into pinned memory (acMallocHost)
 // stay asynchronous, as on CUDA. Errors of earlier kernels are not taken:
-// the next synchronising call reports them.
+// the next synchronising call reports them. The copy is ordered after the
+// work queued before the call; unlike CUDA's, which occupies the stream,
+// work another thread queues on the same stream meanwhile may run alongside
+// it (that thread's launches are unordered with this call anyway).
 #include "activity.h"
 #include "copy_engine.h"
 #include "graph.h"

@@ -11,6 +11,7 @@
 #include "event.h"
 #include "graph.h"
 
+#include <new>
 #include <unordered_map>
 
 namespace accinte {
@@ -157,10 +158,25 @@ acError_t acEventRecord(acEvent_t event, acStream_t stream) {
       ipc->finishRecord(generation);
     } else {
       // Queued after the marker: publishes once the work before it is done.
-      (void)s->enqueue([ipc, generation] {
+      acError_t queued = acErrorMemoryAllocation;
+      try {
+        queued = s->enqueue([ipc, generation] {
+          ipc->finishRecord(generation);
+          return acSuccess;
+        }, "ipc event record");
+      } catch (const std::bad_alloc&) {
+      }
+      if (queued != acSuccess || s->capture() != nullptr) {
+        // Not queued, or maybe taken by a capture another thread began in
+        // between: publish from here once the marker is done, so that no
+        // record number stays unpublished (a replayed or late publication
+        // of it is then ignored, see finishRecord).
+        record->wait();
         ipc->finishRecord(generation);
-        return acSuccess;
-      }, "ipc event record");  // not capturing: cannot fail
+        if (queued != acSuccess) {
+          return queued;
+        }
+      }
     }
     e->setLatest(std::move(record));
     return acSuccess;

@@ -213,6 +213,9 @@ uint64_t IpcEvent::beginRecord() {
 void IpcEvent::finishRecord(uint64_t generation) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (generation <= published_ || finishedEarly_.count(generation) != 0) {
+      return;  // published already (acEventRecord published it itself)
+    }
     if (generation != published_ + 1) {
       finishedEarly_.insert(generation);  // an earlier record is still pending
       return;
