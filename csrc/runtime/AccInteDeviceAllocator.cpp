@@ -110,19 +110,14 @@ class AccInteDeviceAllocatorImpl final : public c10::DeviceAllocator {
       const auto it = blocks_.find(const_cast<void*>(src));
       block = it == blocks_.end() ? nullptr : it->second;
     }
-    if (block == nullptr) {
-      // Not a block of ours (c10::Allocator requires one): nothing can keep
-      // `src` alive for a queued copy, so copy on the host's time instead.
+    // Not a block of ours (c10::Allocator requires one) or not capturing:
+    // copied before returning.
+    if (block == nullptr || !is_stream_capturing(getCurrentAccInteStream(block->device))) {
       HostWaitGuard no_gil; // Note [accinte host waits and the GIL]
       ACCINTE_CHECK(acMemcpy(dest, src, count, acMemcpyDeviceToDevice));
       return;
     }
     const AccInteStream stream = getCurrentAccInteStream(block->device);
-    if (!is_stream_capturing(stream)) {
-      HostWaitGuard no_gil; // Note [accinte host waits and the GIL]
-      ACCINTE_CHECK(acMemcpy(dest, src, count, acMemcpyDeviceToDevice));
-      return;
-    }
     ACCINTE_CHECK(acMemcpyAsync(dest, src, count, acMemcpyDeviceToDevice, stream.stream()));
     device_allocator(block->device).record_stream(block, stream);
   }
