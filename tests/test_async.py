@@ -197,3 +197,42 @@ def test_strict_mode_keeps_kernels_working(run_python):
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "True"]
+
+
+
+# The fallback reuses the CPU alias an earlier launch made for a tensor
+# (Note [accinte alias reuse]); each case changes one thing the alias must
+# follow, with the device tensor's storage kept.
+def test_reused_aliases_follow_the_offset():
+    base = torch.zeros(8, device="accinte")
+    first, second = base[:4], base[4:]  # one storage, same sizes and strides
+    for _ in range(3):
+        first.add_(1)
+        torch.accinte.synchronize()
+        second.add_(2)
+        torch.accinte.synchronize()
+    assert base.tolist() == [3.0] * 4 + [6.0] * 4
+
+
+def test_reused_aliases_follow_the_dtype():
+    x = torch.zeros(4, device="accinte")
+    for _ in range(3):
+        x.add_(1)
+        torch.accinte.synchronize()
+        x.view(torch.int32).add_(1)
+        torch.accinte.synchronize()
+    expected = torch.zeros(4)
+    for _ in range(3):
+        expected.add_(1)
+        expected.view(torch.int32).add_(1)
+    torch.testing.assert_close(x.cpu(), expected, rtol=0, atol=0)
+
+
+def test_reused_aliases_follow_a_moved_storage():
+    x = torch.zeros(4, device="accinte")
+    x.add_(1)
+    torch.accinte.synchronize()
+    # Grows the storage: its bytes move to a new block, the tensor stays.
+    x.untyped_storage().resize_(1 << 20)
+    x.add_(1)
+    assert x.tolist() == [2.0] * 4

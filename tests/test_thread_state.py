@@ -160,3 +160,4 @@ def test_flush_denormal():
     finally:
         torch.set_flush_denormal(False)
     assert (tiny.to("accinte") * 3).cpu()[0] != 0
+

@@ -86,27 +86,100 @@ CallerState CallerState::capture() {
 }
 // LITERALINCLUDE END: CALLER STATE CAPTURE
 
-CallerStateGuard::CallerStateGuard(const CallerState& caller) : own_(CallerState::capture()) {
-  own_included_ = c10::impl::tls_local_dispatch_key_set().included_;
-  c10::AutogradState::set_tls_state(caller.autograd_);
-  set_dispatch_keys(own_included_,
-                    caller.excluded_ | c10::autograd_dispatch_keyset_with_ADInplaceOrView);
-  at::autocast::set_autocast_dtype(c10::DeviceType::CPU, caller.autocast_cpu_dtype_);
-  at::autocast::set_autocast_dtype(c10::DeviceType::PrivateUse1, caller.autocast_device_dtype_);
-  at::autocast::set_autocast_cache_enabled(caller.autocast_cache_);
-  if (caller.num_threads_ != own_.num_threads_) {
+namespace {
+
+// The parts of a CallerState a guard may replace.
+enum Part : unsigned {
+  kAutograd = 1U << 0,
+  kKeys = 1U << 1,
+  kCpuDtype = 1U << 2,
+  kDeviceDtype = 1U << 3,
+  kCache = 1U << 4,
+  kDenormal = 1U << 5,
+};
+
+bool same_autograd_state(const c10::AutogradState& a, const c10::AutogradState& b) {
+  return a.get_grad_mode() == b.get_grad_mode() &&
+         a.get_inference_mode() == b.get_inference_mode() &&
+         a.get_fw_grad_mode() == b.get_fw_grad_mode() &&
+         a.get_multithreading_enabled() == b.get_multithreading_enabled() &&
+         a.get_view_replay_enabled() == b.get_view_replay_enabled() &&
+         a.get_grad_layout_enforcement_enabled() == b.get_grad_layout_enforcement_enabled() &&
+         !a.get_graph_exec_group().has_value() && !b.get_graph_exec_group().has_value();
+}
+
+} // namespace
+
+CallerStateGuard::CallerStateGuard(const CallerState& caller) {
+  const c10::AutogradState& autograd = c10::AutogradState::get_tls_state();
+  if (!same_autograd_state(autograd, caller.autograd_)) {
+    own_.autograd_ = autograd;
+    c10::AutogradState::set_tls_state(caller.autograd_);
+    replaced_ |= kAutograd;
+  }
+  const c10::impl::LocalDispatchKeySet keys = c10::impl::tls_local_dispatch_key_set();
+  const c10::DispatchKeySet excluded =
+      caller.excluded_ | c10::autograd_dispatch_keyset_with_ADInplaceOrView;
+  if (keys.excluded_ != excluded) {
+    own_.excluded_ = keys.excluded_;
+    own_included_ = keys.included_;
+    set_dispatch_keys(keys.included_, excluded);
+    replaced_ |= kKeys;
+  }
+  const c10::ScalarType cpu_dtype = at::autocast::get_autocast_dtype(c10::DeviceType::CPU);
+  if (cpu_dtype != caller.autocast_cpu_dtype_) {
+    own_.autocast_cpu_dtype_ = cpu_dtype;
+    at::autocast::set_autocast_dtype(c10::DeviceType::CPU, caller.autocast_cpu_dtype_);
+    replaced_ |= kCpuDtype;
+  }
+  const c10::ScalarType device_dtype =
+      at::autocast::get_autocast_dtype(c10::DeviceType::PrivateUse1);
+  if (device_dtype != caller.autocast_device_dtype_) {
+    own_.autocast_device_dtype_ = device_dtype;
+    at::autocast::set_autocast_dtype(c10::DeviceType::PrivateUse1,
+                                     caller.autocast_device_dtype_);
+    replaced_ |= kDeviceDtype;
+  }
+  const bool cache = at::autocast::is_autocast_cache_enabled();
+  if (cache != caller.autocast_cache_) {
+    own_.autocast_cache_ = cache;
+    at::autocast::set_autocast_cache_enabled(caller.autocast_cache_);
+    replaced_ |= kCache;
+  }
+  if (caller.num_threads_ != at::get_num_threads()) {
     at::set_num_threads(caller.num_threads_);
   }
-  set_denormal_flags(caller.denormal_flags_);
+  const unsigned int flags = denormal_flags();
+  if (flags != caller.denormal_flags_) {
+    own_.denormal_flags_ = flags;
+    set_denormal_flags(caller.denormal_flags_);
+    replaced_ |= kDenormal;
+  }
 }
 
 CallerStateGuard::~CallerStateGuard() {
-  c10::AutogradState::set_tls_state(own_.autograd_);
-  set_dispatch_keys(own_included_, own_.excluded_);
-  at::autocast::set_autocast_dtype(c10::DeviceType::CPU, own_.autocast_cpu_dtype_);
-  at::autocast::set_autocast_dtype(c10::DeviceType::PrivateUse1, own_.autocast_device_dtype_);
-  at::autocast::set_autocast_cache_enabled(own_.autocast_cache_);
-  set_denormal_flags(own_.denormal_flags_);
+  if (replaced_ == 0) {
+    return;
+  }
+  if ((replaced_ & kAutograd) != 0) {
+    c10::AutogradState::set_tls_state(own_.autograd_);
+  }
+  if ((replaced_ & kKeys) != 0) {
+    set_dispatch_keys(own_included_, own_.excluded_);
+  }
+  if ((replaced_ & kCpuDtype) != 0) {
+    at::autocast::set_autocast_dtype(c10::DeviceType::CPU, own_.autocast_cpu_dtype_);
+  }
+  if ((replaced_ & kDeviceDtype) != 0) {
+    at::autocast::set_autocast_dtype(c10::DeviceType::PrivateUse1,
+                                     own_.autocast_device_dtype_);
+  }
+  if ((replaced_ & kCache) != 0) {
+    at::autocast::set_autocast_cache_enabled(own_.autocast_cache_);
+  }
+  if ((replaced_ & kDenormal) != 0) {
+    set_denormal_flags(own_.denormal_flags_);
+  }
 }
 
 } // namespace at::native::accinte

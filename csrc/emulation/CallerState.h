@@ -35,9 +35,12 @@ class CallerState {
 
 /// RAII: makes `caller` the current thread's state, with the autograd keys
 /// (and ADInplaceOrView) excluded besides, and restores the thread's own
-/// state at exit. The intra-op thread count is set but not restored: a
-/// worker has no count of its own, and switching back at every kernel would
-/// cost more than the kernel for small ones.
+/// state at exit. Only the parts that differ are replaced and restored: a
+/// worker running kernels of one thread mostly has its state already, and
+/// a kernel leaves the state as it found it (PyTorch's own guards restore
+/// theirs). The intra-op thread count is set but not restored: a worker has
+/// no count of its own, and switching back at every kernel would cost more
+/// than the kernel for small ones.
 class CallerStateGuard {
  public:
   explicit CallerStateGuard(const CallerState& caller);
@@ -46,8 +49,9 @@ class CallerStateGuard {
   CallerStateGuard& operator=(const CallerStateGuard&) = delete;
 
  private:
-  CallerState own_;
+  CallerState own_;                // the replaced parts of the thread's own state
   c10::DispatchKeySet own_included_;
+  unsigned replaced_ = 0;          // which parts (CallerState.cpp's Part)
 };
 
 } // namespace at::native::accinte

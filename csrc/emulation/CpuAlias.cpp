@@ -2,8 +2,12 @@
 
 #include <ATen/EmptyTensor.h>
 #include <ATen/ops/from_blob.h>
+#include <c10/core/InferenceMode.h>
 
 #include <csrc/runtime/AccInteGraphsUtils.h>
+
+#include <array>
+#include <atomic>
 
 namespace at::native::accinte {
 
@@ -75,26 +79,126 @@ c10::Storage host_storage(const at::Tensor& t) {
                       c10::GetAllocator(c10::kCPU), /*resizable=*/true);
 }
 
-at::Tensor cpu_alias_in(const at::Tensor& t, const c10::Storage& storage) {
-  check_kernel_argument(t);
+namespace {
+
+// cpu_alias_in without the check.
+at::Tensor make_alias_in(const at::Tensor& t, const c10::Storage& storage) {
   auto impl = c10::make_intrusive<c10::TensorImpl>(
       c10::Storage(storage), c10::DispatchKeySet(c10::DispatchKey::CPU), t.dtype());
   impl->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
   at::Tensor alias(std::move(impl));
-  alias._set_conj(t.is_conj());
-  alias._set_neg(t.is_neg());
+  if (t.is_conj()) {
+    alias._set_conj(true);
+  }
+  if (t.is_neg()) {
+    alias._set_neg(true);
+  }
   return alias;
 }
 
-DeferredCpuAlias::DeferredCpuAlias(const at::Tensor& t)
-    : data_(t.data_ptr()),
-      defined_(true),
-      sizes_(t.sizes()),
-      strides_(t.strides()),
-      dtype_(t.scalar_type()),
-      conj_(t.is_conj()),
-      neg_(t.is_neg()) {
+} // namespace
+
+at::Tensor cpu_alias_in(const at::Tensor& t, const c10::Storage& storage) {
   check_kernel_argument(t);
+  return make_alias_in(t, storage);
+}
+
+// Note [accinte alias reuse]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Every launch gives its kernel a CPU alias of each device tensor: a
+// TensorImpl with its version counter and a host StorageImpl, three
+// allocations made on the launching thread, read cold on the worker, and
+// destroyed on the host when the kernel's closure is released (Note [accinte
+// kernels release on the host]); for a small operator that is a fifth of the
+// launch's host instructions. Loops launch kernels on the same tensors over
+// and over, so each launching thread keeps the last aliases it made and
+// hands one out again when
+//
+//   - nothing else holds it or its storage (both use counts are one): every
+//     closure that had it has been released, and no view of it survives, so
+//     no kernel uses it and no other thread can reach it; and
+//   - it is what a new alias would be: the device storage's bytes (same
+//     address and size: a kernel that resized it moved it to host memory),
+//     the tensor's offset, sizes, strides and dtype, the dispatch keys it was
+//     made with (the conjugate and negative bits, and inference mode, under
+//     which aliases are inference tensors), and no autograd metadata attached
+//     to it since.
+//
+// Reading the alias is then safe: the thread that released the last closure
+// holding it made the kernel's writes visible (release and acquire on the
+// reference count). An alias owns no device memory and a stale one fails
+// these checks, so nothing ever needs to be invalidated; a tensor freed and
+// replaced by another at the same address gets the same alias, which is
+// right. A cache holding an alias a kernel still uses only keeps it alive.
+namespace {
+
+struct CachedAlias {
+  const c10::StorageImpl* device = nullptr; // the device storage it aliases
+  c10::DispatchKeySet keys;                 // its keys when made
+  at::Tensor alias;
+};
+
+// Two per tensor cover a loop whose next launch comes before the previous
+// kernel's closure is released; a few tensors per call.
+constexpr size_t kCachedAliases = 8;
+
+struct AliasCache {
+  std::array<CachedAlias, kCachedAliases> entries;
+  size_t next = 0; // the entry replaced next
+};
+
+bool is_free_alias_of(const CachedAlias& entry, const at::Tensor& t) {
+  const at::Tensor& alias = entry.alias;
+  const c10::Storage& host = alias.unsafeGetTensorImpl()->unsafe_storage();
+  if (alias.use_count() != 1 || host.use_count() != 1) {
+    return false;
+  }
+  // Pairs with the release of the last other reference (see the Note).
+  std::atomic_thread_fence(std::memory_order_acquire);
+  const c10::Storage& device = t.storage();
+  return host.data() == device.data() && host.nbytes() == device.nbytes() &&
+         alias.key_set() == entry.keys && alias.is_conj() == t.is_conj() &&
+         alias.is_neg() == t.is_neg() && alias.is_inference() == c10::InferenceMode::is_enabled() &&
+         alias.dtype() == t.dtype() && alias.storage_offset() == t.storage_offset() &&
+         alias.sizes() == t.sizes() && alias.strides() == t.strides() &&
+         alias.unsafeGetTensorImpl()->autograd_meta() == nullptr;
+}
+
+} // namespace
+
+at::Tensor reusable_cpu_alias(const at::Tensor& t) {
+  check_kernel_argument(t);
+  thread_local AliasCache cache;
+  const c10::StorageImpl* device = t.storage().unsafeGetStorageImpl();
+  for (const CachedAlias& entry : cache.entries) {
+    if (entry.device == device && is_free_alias_of(entry, t)) {
+      return entry.alias;
+    }
+  }
+  at::Tensor alias = make_alias_in(t, host_storage(t));
+  CachedAlias& entry = cache.entries[cache.next];
+  cache.next = (cache.next + 1) % kCachedAliases;
+  entry.device = device;
+  entry.keys = alias.key_set();
+  entry.alias = alias;
+  return alias;
+}
+
+DeferredCpuAlias::DeferredCpuAlias(const at::Tensor& t) {
+  check_kernel_argument(t);
+  *this = of_alias(t); // a device tensor's fields are its alias's
+}
+
+DeferredCpuAlias DeferredCpuAlias::of_alias(const at::Tensor& alias) {
+  DeferredCpuAlias home;
+  home.data_ = alias.data_ptr();
+  home.defined_ = true;
+  home.sizes_ = alias.sizes();
+  home.strides_ = alias.strides();
+  home.dtype_ = alias.scalar_type();
+  home.conj_ = alias.is_conj();
+  home.neg_ = alias.is_neg();
+  return home;
 }
 
 at::Tensor DeferredCpuAlias::tensor() const {

@@ -47,6 +47,14 @@ c10::Storage host_storage(const at::Tensor& t);
 /// Checks the argument first (check_kernel_argument).
 at::Tensor cpu_alias_in(const at::Tensor& t, const c10::Storage& storage);
 
+/// cpu_alias_in(t, host_storage(t)), or an alias equal to it that the
+/// calling thread made for an earlier call and that nothing holds any more
+/// (Note [accinte alias reuse]): a loop launching kernels on the same tensors
+/// builds their aliases once. The alias must not be given requires_grad (nor
+/// kept beyond the call, which only stops its reuse). Checks the
+/// argument first (check_kernel_argument).
+at::Tensor reusable_cpu_alias(const at::Tensor& t);
+
 /// What cpu_alias(t) returns, built only when asked for (tensor()): where
 /// `t`'s elements lie and how, in a few plain values. A written argument's
 /// home is compared with what the kernel left (settle) after every launch,
@@ -59,6 +67,9 @@ class DeferredCpuAlias {
   DeferredCpuAlias() = default;
   /// Checks `t` as cpu_alias does (check_kernel_argument).
   explicit DeferredCpuAlias(const at::Tensor& t);
+  /// The home of the tensor whose CPU alias `alias` (cpu_alias_in, which
+  /// checked the tensor) has just been made: `alias`'s place and layout.
+  static DeferredCpuAlias of_alias(const at::Tensor& alias);
 
   bool defined() const { return defined_; }
   void* data_ptr() const { return data_; }

@@ -34,7 +34,10 @@ void fill_stand_in(const at::Tensor& bytes, at::ScalarType dtype, at::Generator&
 // Host storages of one call, one per device storage.
 class HostStorages {
  public:
-  HostStorages(HostMemory memory, size_t max_bytes) : memory_(memory), max_bytes_(max_bytes) {}
+  /// With `reuse`, the first alias of each device storage may be one an
+  /// earlier call made (reusable_cpu_alias).
+  HostStorages(HostMemory memory, size_t max_bytes, bool reuse)
+      : memory_(memory), max_bytes_(max_bytes), reuse_(reuse) {}
 
   /// `t` over its host storage; undefined past max_bytes.
   at::Tensor alias(const at::Tensor& t) {
@@ -43,6 +46,11 @@ class HostStorages {
       if (device == key) {
         return cpu_alias_in(t, host);
       }
+    }
+    if (memory_ == HostMemory::kDevice && reuse_) {
+      at::Tensor alias = reusable_cpu_alias(t);
+      storages_.emplace_back(key, alias.storage());
+      return alias;
     }
     if (memory_ == HostMemory::kDevice) {
       storages_.emplace_back(key, host_storage(t));
@@ -65,6 +73,7 @@ class HostStorages {
  private:
   HostMemory memory_;
   size_t max_bytes_;
+  bool reuse_;
   size_t bytes_ = 0;
   at::Generator generator_; // made for the first stand-in: costly to seed
   c10::SmallVector<std::pair<const c10::StorageImpl*, c10::Storage>, 4> storages_;
@@ -115,11 +124,21 @@ at::Tensor with_grad_flag(at::Tensor host, const at::Tensor& t) {
 
 } // namespace
 
-CpuArguments::SettleList CpuArguments::to_settle() const {
+CpuArguments::SettleList CpuArguments::to_settle() const & {
   SettleList pairs;
   for (const WrittenArgument& w : written) {
     if (w.home.defined()) {
       pairs.emplace_back(w.working, w.home);
+    }
+  }
+  return pairs;
+}
+
+CpuArguments::SettleList CpuArguments::to_settle() && {
+  SettleList pairs;
+  for (WrittenArgument& w : written) {
+    if (w.home.defined()) {
+      pairs.emplace_back(std::move(w.working), std::move(w.home));
     }
   }
   return pairs;
@@ -137,7 +156,8 @@ bool fill_cpu_arguments(CpuArguments& cpu, const c10::FunctionSchema& schema,
   if (memory == HostMemory::kDevice) {
     materialize_written(schema, args);
   }
-  HostStorages storages(memory, max_bytes);
+  // Aliases given requires_grad (with `components`) are never shared.
+  HostStorages storages(memory, max_bytes, /*reuse=*/!components);
   bool complete = true;
   for (size_t i = 0; i < args.size(); ++i) {
     const c10::AliasInfo* alias = schema.arguments()[i].alias_info();
@@ -166,7 +186,7 @@ bool fill_cpu_arguments(CpuArguments& cpu, const c10::FunctionSchema& schema,
       at::Tensor host = storages.alias(t);
       complete = complete && host.defined();
       if (written && memory == HostMemory::kDevice) {
-        cpu.written.push_back({t, host, DeferredCpuAlias(t)});
+        cpu.written.push_back({t, host, DeferredCpuAlias::of_alias(host)});
       }
       return components && !written ? with_grad_flag(std::move(host), t) : host;
     }));

@@ -36,7 +36,9 @@ struct CpuArguments {
   /// (working, home) of every dense written argument: what `settle` brings
   /// home after the kernel. Inline for one: most operators write one tensor.
   using SettleList = c10::SmallVector<std::pair<at::Tensor, DeferredCpuAlias>, 1>;
-  SettleList to_settle() const;
+  SettleList to_settle() const &;
+  /// The same, moved out of `written` (for a launch that needs nothing else).
+  SettleList to_settle() &&;
 };
 
 /// Where the memory of a call's CPU arguments comes from.

@@ -173,70 +173,109 @@ c10::SmallVector<IValue, 2> device_outputs(const Call& call, const LaunchRecord&
 // LITERALINCLUDE START: EXECUTION FALLBACK KERNEL
 // 4. The kernel. Fresh outputs are written by the out= overload where the
 // first run showed it writes the functional operator's bytes; otherwise
-// the functional operator runs and its results are copied into them.
-void queue_kernel(const Call& call, const LaunchRecord& record, CpuArguments& cpu,
-                  const std::vector<IValue>& fresh) {
-  CpuArguments::SettleList to_settle = cpu.to_settle();
-  std::vector<IValue> targets;
-  c10::OperatorHandle kernel_op = call.op;
-  if (!fresh.empty() && record.out_route) {
-    // Some out= kernels use their output as scratch of another shape
-    // (mse_loss.out): resizable aliases, settled like written arguments.
-    kernel_op = *call.plan.out_variant;
-    for (const IValue& out : fresh) {
-      cpu.stack.push_back(map_tensors(out, [&](const at::Tensor& t) {
-        to_settle.emplace_back(resizable_cpu_alias(t), DeferredCpuAlias(t));
-        return to_settle.back().first;
-      }));
-    }
-  } else {
-    for (const IValue& out : fresh) {
-      targets.push_back(map_tensors(out, [](const at::Tensor& t) {
-        return t.defined() ? cpu_alias(t) : t;
-      }));
+// the functional operator runs and its results are copied into them. Built
+// in its closure (make_kernel): its arguments are never moved.
+class FallbackKernel {
+ public:
+  FallbackKernel(const Call& call, const LaunchRecord& record, CpuArguments& cpu,
+                 const std::vector<IValue>& fresh)
+      : op_(call.op),
+        stack_(std::move(cpu.stack)),
+        to_settle_(std::move(cpu).to_settle()),
+        caller_(CallerState::capture()),
+        captured_(c10::accinte::is_stream_capturing(call.stream)) {
+    if (!fresh.empty() && record.out_route) {
+      // Some out= kernels use their output as scratch of another shape
+      // (mse_loss.out): resizable aliases, settled like written arguments.
+      op_ = *call.plan.out_variant;
+      for (const IValue& out : fresh) {
+        stack_.push_back(map_tensors(out, [&](const at::Tensor& t) {
+          to_settle_.emplace_back(resizable_cpu_alias(t), DeferredCpuAlias(t));
+          return to_settle_.back().first;
+        }));
+      }
+    } else {
+      for (const IValue& out : fresh) {
+        targets_.push_back(map_tensors(out, [](const at::Tensor& t) {
+          return t.defined() ? cpu_alias(t) : t;
+        }));
+      }
     }
   }
-  // The call consumes its stack, so it gets a copy: the closure keeps its
-  // arguments to release them on the host (Note [accinte kernels release on
-  // the host]), and a kernel captured in a graph runs once per replay (Note
-  // [accinte graphs]).
-  const bool captured = c10::accinte::is_stream_capturing(call.stream);
-  c10::accinte::launch_kernel(
-      call.stream,
-      [kernel_op, cpu_stack = std::move(cpu.stack), targets = std::move(targets),
-       to_settle = std::move(to_settle), captured, ran = false,
-       caller = CallerState::capture()]() mutable {
-        TORCH_CHECK(captured || !ran, "accinte: ", kernel_op.schema().name(), " was captured "
-                    "by a capture that began on another thread while it was being launched");
-        ran = true;
-        CpuKernelScope scope(caller);
-        torch::jit::Stack run_stack = cpu_stack;
-        try {
-          kernel_op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &run_stack);
-        } catch (const c10::Error& e) {
-          // Only an error that depends on values gets here (the first run of
-          // the signature passed every other check): say whose it is.
-          TORCH_CHECK(false, kernel_op.schema().name(), " failed in its kernel on accinte: ",
-                      e.what_without_backtrace());
+
+  /// The operator's name, which the dispatcher keeps as long as the operator.
+  const char* name() const { return op_.schema().name().c_str(); }
+
+  void operator()() {
+    TORCH_CHECK(captured_ || !ran_, "accinte: ", op_.schema().name(), " was captured by a "
+                "capture that began on another thread while it was being launched");
+    ran_ = true;
+    CpuKernelScope scope(caller_);
+    // The call consumes its stack, so it gets a copy: the closure keeps its
+    // arguments to release them on the host (Note [accinte kernels release on
+    // the host]), and a kernel captured in a graph runs once per replay (Note
+    // [accinte graphs]). The copy lives in the worker's one buffer, emptied
+    // (never freed) after every kernel.
+    WorkerStack run(stack_);
+    try {
+      op_.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &run.stack);
+    } catch (const c10::Error& e) {
+      // Only an error that depends on values gets here (the first run of
+      // the signature passed every other check): say whose it is.
+      TORCH_CHECK(false, op_.schema().name(), " failed in its kernel on accinte: ",
+                  e.what_without_backtrace());
+    }
+    for (size_t i = 0; i < targets_.size(); ++i) {
+      if (targets_[i].isTensor()) {
+        if (targets_[i].toTensor().defined()) {
+          targets_[i].toTensor().copy_(run.stack[i].toTensor());
         }
-        for (size_t i = 0; i < targets.size(); ++i) {
-          if (targets[i].isTensor()) {
-            if (targets[i].toTensor().defined()) {
-              targets[i].toTensor().copy_(run_stack[i].toTensor());
-            }
-          } else {
-            const auto outs = targets[i].toListRef();
-            const auto got = run_stack[i].toListRef();
-            for (size_t k = 0; k < outs.size(); ++k) {
-              outs[k].toTensor().copy_(got[k].toTensor());
-            }
-          }
+      } else {
+        const auto outs = targets_[i].toListRef();
+        const auto got = run.stack[i].toListRef();
+        for (size_t k = 0; k < outs.size(); ++k) {
+          outs[k].toTensor().copy_(got[k].toTensor());
         }
-        for (const auto& [working, home] : to_settle) {
-          settle(working, home);
-        }
-      },
-      kernel_op.schema().name().c_str()); // lives as long as the operator
+      }
+    }
+    for (const auto& [working, home] : to_settle_) {
+      settle(working, home);
+    }
+  }
+
+ private:
+  // The worker's buffer for the stack a kernel consumes, filled with a copy
+  // of the kernel's arguments and emptied at exit. A worker runs one kernel
+  // at a time, and a kernel never runs another one inline.
+  struct WorkerStack {
+    explicit WorkerStack(const torch::jit::Stack& arguments) : stack(buffer()) {
+      stack.assign(arguments.begin(), arguments.end());
+    }
+    ~WorkerStack() { stack.clear(); }
+    WorkerStack(const WorkerStack&) = delete;
+    WorkerStack& operator=(const WorkerStack&) = delete;
+
+    static torch::jit::Stack& buffer() {
+      thread_local torch::jit::Stack stack;
+      return stack;
+    }
+    torch::jit::Stack& stack;
+  };
+
+  c10::OperatorHandle op_;
+  torch::jit::Stack stack_;
+  std::vector<IValue> targets_; // fresh outputs, for the functional route
+  CpuArguments::SettleList to_settle_;
+  CallerState caller_;
+  bool captured_;
+  bool ran_ = false;
+};
+
+void queue_kernel(const Call& call, const LaunchRecord& record, CpuArguments& cpu,
+                  const std::vector<IValue>& fresh) {
+  auto kernel = c10::accinte::make_kernel<FallbackKernel>(call, record, cpu, fresh);
+  const char* name = kernel->function().name();
+  c10::accinte::launch_kernel(call.stream, std::move(kernel), name);
 }
 // LITERALINCLUDE END: EXECUTION FALLBACK KERNEL
 

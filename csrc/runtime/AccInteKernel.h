@@ -63,9 +63,11 @@ namespace detail {
 template <typename Fn>
 class KernelClosureOf final : public KernelClosure {
  public:
-  template <typename F>
-  explicit KernelClosureOf(F&& fn) : fn_(std::forward<F>(fn)) {}
+  template <typename... Args>
+  explicit KernelClosureOf(std::in_place_t /*unused*/, Args&&... args)
+      : fn_(std::forward<Args>(args)...) {}
   void run() override { fn_(); }
+  Fn& function() { return fn_; }
 
  private:
   Fn fn_;
@@ -91,8 +93,17 @@ template <typename Kernel,
 void launch_kernel(const AccInteStream& stream, Kernel&& kernel, const char* name = "kernel") {
   launch_kernel(stream,
                 std::make_unique<detail::KernelClosureOf<std::decay_t<Kernel>>>(
-                    std::forward<Kernel>(kernel)),
+                    std::in_place, std::forward<Kernel>(kernel)),
                 name);
+}
+
+/// The closure of a kernel of type `Kernel` (a callable class), constructed
+/// in place from `args`, for launch_kernel: what the constructor builds (a
+/// call's arguments, say) is never moved. `->function()` is the kernel.
+template <typename Kernel, typename... Args>
+std::unique_ptr<detail::KernelClosureOf<Kernel>> make_kernel(Args&&... args) {
+  return std::make_unique<detail::KernelClosureOf<Kernel>>(std::in_place,
+                                                           std::forward<Args>(args)...);
 }
 
 /// Destroys, on the calling thread, the closures of kernels that have run
