@@ -102,14 +102,18 @@ bool same_layout(const at::Tensor& t, const at::Tensor& meta) {
 // CPU kernel resizes (then the kernel resizes a CPU alias of the empty
 // tensor, as on the CPU, and the result is copied home). A non-empty out=
 // tensor of another shape made the first run warn, so never comes here.
-bool written_arguments_fit(const Call& call, const LaunchRecord& record) {
+// Sets `relayout` when an empty tensor must take its recorded layout.
+bool written_arguments_fit(const Call& call, const LaunchRecord& record, bool& relayout) {
   for (const int j : call.plan.mutated_args) {
     const IValue& arg = call.args[j];
     const IValue& mirror = record.mirrors[j];
     if (arg.isTensor()) {
       const at::Tensor& t = arg.toTensor();
-      if (t.defined() && !same_layout(t, mirror.toTensor()) && t.numel() > 0) {
-        return false;
+      if (t.defined() && !same_layout(t, mirror.toTensor())) {
+        if (t.numel() > 0) {
+          return false;
+        }
+        relayout = true;
       }
     } else if (arg.isList()) {
       const auto ts = arg.toListRef();
@@ -127,23 +131,27 @@ bool written_arguments_fit(const Call& call, const LaunchRecord& record) {
 
 // LITERALINCLUDE START: EXECUTION DEVICE OUTPUTS
 // 3. Device outputs, laid out as recorded. Written arguments take their
-// recorded layout (their CPU aliases keep the layout the call came with);
-// returns are the written arguments, views built as views, or fresh device
-// tensors (`fresh`, in return order) that the kernel fills.
+// recorded layout where they lack it (`relayout`; their CPU aliases keep the
+// layout the call came with); returns are the written arguments, views built
+// as views, or fresh device tensors (`fresh`, in return order) that the
+// kernel fills.
 c10::SmallVector<IValue, 2> device_outputs(const Call& call, const LaunchRecord& record,
-                                           CpuArguments& cpu, std::vector<IValue>& fresh) {
-  for (WrittenArgument& w : cpu.written) {
-    if (!w.home.defined()) {
-      continue;
-    }
-    for (const int j : call.plan.mutated_args) {
-      const IValue& mirror = record.mirrors[j];
-      if (call.args[j].isTensor() && call.args[j].toTensor().is_same(w.device) &&
-          !same_layout(w.device, mirror.toTensor())) {
-        const at::Tensor& meta = mirror.toTensor();
-        w.device.resize_(meta.sizes());
-        w.device.as_strided_(meta.sizes(), meta.strides(), w.device.storage_offset());
-        w.home = DeferredCpuAlias(w.device);
+                                           CpuArguments& cpu, bool relayout,
+                                           std::vector<IValue>& fresh) {
+  if (relayout) {
+    for (WrittenArgument& w : cpu.written) {
+      if (!w.home.defined()) {
+        continue;
+      }
+      for (const int j : call.plan.mutated_args) {
+        const IValue& mirror = record.mirrors[j];
+        if (call.args[j].isTensor() && call.args[j].toTensor().is_same(w.device) &&
+            !same_layout(w.device, mirror.toTensor())) {
+          const at::Tensor& meta = mirror.toTensor();
+          w.device.resize_(meta.sizes());
+          w.device.as_strided_(meta.sizes(), meta.strides(), w.device.storage_offset());
+          w.home = DeferredCpuAlias(w.device);
+        }
       }
     }
   }
@@ -283,7 +291,8 @@ void queue_kernel(const Call& call, const LaunchRecord& record, CpuArguments& cp
 // Queues a call whose signature `record` describes. Returns false, having
 // changed nothing, when the call must run synchronously after all.
 bool launch_async(const Call& call, const LaunchRecord& record) {
-  if (!written_arguments_fit(call, record)) {
+  bool relayout = false;
+  if (!written_arguments_fit(call, record, relayout)) {
     return false;
   }
   // The call's device is current from here: a copy-on-write argument is
@@ -293,7 +302,7 @@ bool launch_async(const Call& call, const LaunchRecord& record) {
   CpuArguments cpu = cpu_aliases(call.op.schema(), call.args);
   substitute_generators(call.op.schema(), cpu.stack, 0, call.device.index());
   std::vector<IValue> fresh;
-  c10::SmallVector<IValue, 2> results = device_outputs(call, record, cpu, fresh);
+  c10::SmallVector<IValue, 2> results = device_outputs(call, record, cpu, relayout, fresh);
   queue_kernel(call, record, cpu, fresh);
   torch::jit::drop(*call.stack, call.args.size());
   call.stack->insert(call.stack->end(), std::make_move_iterator(results.begin()),

@@ -6,6 +6,7 @@
 #include <c10/util/flat_hash_map.h>
 
 #include <atomic>
+#include <cstring>
 #include <mutex>
 
 namespace at::native::accinte {
@@ -98,21 +99,15 @@ class SignatureWriter {
     key_.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(int64_t));
   }
 
+  // One resize of the key per tensor, the fields copied in after it: a
+  // launch describes every tensor it passes, so this is on every launch.
   void put_tensor(const at::Tensor& t) {
     if (!t.defined()) {
       key_.push_back('u');
       return;
     }
-    key_.push_back('t');
-    put(static_cast<int8_t>(t.scalar_type()));
-    put(static_cast<int8_t>(t.device().type()));
-    put(static_cast<int8_t>(t.layout()));
-    put(static_cast<uint8_t>(t.is_conj() | t.is_neg() << 1 |
-                             t.unsafeGetTensorImpl()->is_wrapped_number() << 2));
-    put_ints(t.sizes());
-    put_ints(t.strides());
-    put(t.storage_offset());
-    put(t.storage().nbytes());
+    const c10::IntArrayRef sizes = t.sizes();
+    const c10::IntArrayRef strides = t.strides();
     // Which earlier tensor shares this one's storage: overlap checks and
     // in-place semantics depend on it.
     const c10::StorageImpl* storage = t.storage().unsafeGetStorageImpl();
@@ -120,8 +115,38 @@ class SignatureWriter {
     for (size_t i = 0; i < storages_.size() && shared < 0; ++i) {
       shared = storages_[i] == storage ? static_cast<int16_t>(i) : shared;
     }
-    put(shared);
     storages_.push_back(storage);
+    const size_t array_bytes = sizes.size() * sizeof(int64_t);
+    const size_t start = key_.size();
+    key_.resize(start + 5 + 2 * (sizeof(size_t) + array_bytes) + sizeof(int64_t) +
+                sizeof(size_t) + sizeof(shared));
+    char* out = key_.data() + start;
+    *out++ = 't';
+    *out++ = static_cast<char>(t.scalar_type());
+    *out++ = static_cast<char>(t.device().type());
+    *out++ = static_cast<char>(t.layout());
+    *out++ = static_cast<char>(t.is_conj() | t.is_neg() << 1 |
+                               t.unsafeGetTensorImpl()->is_wrapped_number() << 2);
+    out = write(out, sizes.size());
+    out = write_bytes(out, sizes.data(), array_bytes);
+    out = write(out, strides.size());
+    out = write_bytes(out, strides.data(), array_bytes);
+    out = write(out, t.storage_offset());
+    out = write(out, t.storage().nbytes());
+    write(out, shared);
+  }
+
+  template <typename T>
+  static char* write(char* out, const T& value) {
+    std::memcpy(out, &value, sizeof(T));
+    return out + sizeof(T);
+  }
+
+  static char* write_bytes(char* out, const void* data, size_t n) {
+    if (n > 0) {
+      std::memcpy(out, data, n);
+    }
+    return out + n;
   }
 
   std::string& key_;

@@ -18,10 +18,14 @@ class AccInteGuard {
   AccInteGuard(const AccInteGuard&) = delete;
   AccInteGuard& operator=(const AccInteGuard&) = delete;
 
-  /// Restores the device that was current at construction. Never throws.
+  /// Restores the device that was current at construction, if it is no
+  /// longer current (the common case is a guard that changed nothing). Never
+  /// throws.
   ~AccInteGuard() {
     try {
-      set_device(previous_);
+      if (current_device() != previous_) {
+        set_device(previous_);
+      }
     } catch (...) {
       // Restoring a device that was valid a moment ago cannot fail unless the
       // runtime became unusable (fork); nothing useful can be done here.

@@ -162,6 +162,7 @@ at::Scalar _local_scalar_dense(const at::Tensor& self) {
         AccInteGuard guard(self.device().index());
         const c10::accinte::AccInteStream stream = c10::accinte::getCurrentAccInteStream();
         c10::accinte::check_not_capturing(stream, "Tensor.item() (aten::_local_scalar_dense)");
+        const acStream_t handle = stream.stream();
         // Waits for the current stream, not the whole device, like .item()
         // on CUDA (cudaMemcpyAsync into pageable memory, which waits for the
         // stream and copies: Note [accinte copies into pageable memory]; then
@@ -173,9 +174,9 @@ at::Scalar _local_scalar_dense(const at::Tensor& self) {
           // the GIL for the two.
           c10::accinte::HostWaitGuard no_gil;
           copied = acMemcpyAsync(&value, self.const_data_ptr<scalar_t>(), sizeof(scalar_t),
-                                 acMemcpyDeviceToHost, stream.stream());
+                                 acMemcpyDeviceToHost, handle);
           if (copied == acSuccess) {
-            synchronized = acStreamSynchronize(stream.stream());
+            synchronized = acStreamSynchronize(handle);
           }
         }
         ACCINTE_CHECK(copied);
