@@ -19,6 +19,10 @@
 //   - the MXCSR flush-to-zero and denormals-are-zero flags
 //     (torch.set_flush_denormal), which the FPU keeps per thread.
 //
+// A host thread that waits for the stream may run the kernel itself (Note
+// [accinte a waiting host runs the queue]): the guard gives it the caller's
+// state for the kernel and its own back afterwards, thread count included.
+//
 // Deterministic algorithms, the default dtype and matmul precision are
 // process-wide (at::globalContext()) and need no carrying. The included
 // dispatch keys are not carried: they serve what runs above the backend
@@ -96,6 +100,7 @@ CallerStateGuard::CallerStateGuard(const CallerState& caller) : own_(CallerState
   at::autocast::set_autocast_cache_enabled(caller.autocast_cache_);
   if (caller.num_threads_ != own_.num_threads_) {
     at::set_num_threads(caller.num_threads_);
+    threads_set_ = true;
   }
   set_denormal_flags(caller.denormal_flags_);
 }
@@ -106,6 +111,9 @@ CallerStateGuard::~CallerStateGuard() {
   at::autocast::set_autocast_dtype(c10::DeviceType::CPU, own_.autocast_cpu_dtype_);
   at::autocast::set_autocast_dtype(c10::DeviceType::PrivateUse1, own_.autocast_device_dtype_);
   at::autocast::set_autocast_cache_enabled(own_.autocast_cache_);
+  if (threads_set_) {
+    at::set_num_threads(own_.num_threads_);
+  }
   set_denormal_flags(own_.denormal_flags_);
 }
 

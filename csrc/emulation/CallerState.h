@@ -35,9 +35,9 @@ class CallerState {
 
 /// RAII: makes `caller` the current thread's state, with the autograd keys
 /// (and ADInplaceOrView) excluded besides, and restores the thread's own
-/// state at exit. The intra-op thread count is set but not restored: a
-/// worker has no count of its own, and switching back at every kernel would
-/// cost more than the kernel for small ones.
+/// state at exit, the intra-op thread count included (set only when it
+/// differs: a host thread that runs a kernel launched by another thread
+/// keeps its own count, Note [accinte a waiting host runs the queue]).
 class CallerStateGuard {
  public:
   explicit CallerStateGuard(const CallerState& caller);
@@ -48,6 +48,7 @@ class CallerStateGuard {
  private:
   CallerState own_;
   c10::DispatchKeySet own_included_;
+  bool threads_set_ = false;
 };
 
 } // namespace at::native::accinte

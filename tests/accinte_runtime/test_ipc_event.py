@@ -92,6 +92,9 @@ def test_opened_event_follows_the_exporters_records(ac, streams):
     assert gate.finished.is_set()
     check(ac.acEventQuery(opened))
     check(ac.acEventSynchronize(opened))
+    # The record's publication lets the waiter through before its task has
+    # returned on s: s is idle once synchronized.
+    check(ac.acStreamSynchronize(s))
     check(ac.acEventRecord(exported, s))  # an idle stream: published at once
     check(ac.acEventQuery(opened))
     check(ac.acEventDestroy(opened))

@@ -12,7 +12,10 @@
  *     exactly as it would on real hardware, except inside the runtime's own
  *     access windows (memcpy, memset and launched kernels);
  *   - each stream owns one worker thread that runs the stream's queued tasks
- *     in order; a stream is busy until its last task has *finished*;
+ *     in order; a stream is busy until its last task has *finished*; a host
+ *     thread that waits for a stream runs the queued tasks nobody has
+ *     started itself, and the worker takes work that reached its idle stream
+ *     only after a launch latency (ACCINTE_LAUNCH_LATENCY_US, default 5 us);
  *   - the current device is per host thread, like CUDA's;
  *   - device memory is shared memory (a memfd per allocation), so another
  *     process can map it through an IPC handle (acIpcGetMemHandle).
@@ -31,9 +34,10 @@
  * non-sticky asynchronous errors.
  *
  * Threads: every call may be made from any host thread. Host functions and
- * kernels run on stream worker threads; there, calls that wait for streams
- * (the *Synchronize calls, acFree, acMemcpy, acMemset, acStreamDestroy) fail
- * with acErrorNotSupported instead of deadlocking.
+ * kernels run on the stream's worker thread, or on a host thread that waits
+ * for the stream; inside them, calls that wait for streams (the *Synchronize
+ * calls, acFree, acMemcpy, acMemset, acStreamDestroy) fail with
+ * acErrorNotSupported instead of deadlocking.
  */
 #ifndef ACCINTE_ACCINTE_H_
 #define ACCINTE_ACCINTE_H_
@@ -191,7 +195,7 @@ typedef enum acStreamCaptureStatus {
  * last replay using it has finished (required, as in CUDA). */
 #define acUserObjectNoDestructorSync 0x1u
 
-/* Host work run by a stream's worker (cudaHostFn_t). */
+/* Host work run in stream order (cudaHostFn_t). */
 typedef void (*acHostFn_t)(void* userData);
 /* A kernel: host work that may touch device memory and may fail. Return
  * nonzero to report acErrorLaunchFailure on the stream. */
@@ -454,7 +458,9 @@ ACCINTE_API ACCINTE_NODISCARD acError_t acEventElapsedTime(float* ms, acEvent_t 
  * A profiler enables the kinds it wants; the runtime then stamps one record
  * per operation of those kinds, in CLOCK_REALTIME nanoseconds (the clock of
  * PyTorch's c10::getTime and of Kineto), and keeps it until read:
- *   KERNEL / MEMCPY / MEMSET  on the stream's worker, around the work itself
+ *   KERNEL / MEMCPY / MEMSET  on the thread that runs the work for the
+ *                             stream (its worker, or a waiting host thread),
+ *                             around the work itself
  *                             (so a graph replay is recorded too); copies are
  *                             one record each, also when the copy engines
  *                             split them, with their byte count and
