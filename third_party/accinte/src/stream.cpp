@@ -373,7 +373,9 @@ void Stream::runWorker() {
     {
       std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
       lockBriefly(lock);
-      executing_.store(false);  // the previous batch, if any, has run
+      if (justRan) {
+        executing_.store(false);  // the worker's batch has run
+      }
       for (;;) {
         if (takeable()) {
           // Note [accinte launch latency]

@@ -58,8 +58,10 @@ class Completion {
   std::chrono::steady_clock::time_point time_;
 };
 
-// A queue of tasks run in order by one worker thread, started at the first
-// enqueue. Every task gets a ticket (1, 2, ...) in queue order; the stream is
+// A queue of tasks run in order, one at a time, by one worker thread started
+// at the first enqueue, or by a host thread that waits for them (Note
+// [accinte a waiting host runs the queue]). Every task gets a ticket (1, 2,
+// ...) in queue order; the stream is
 // idle when the last ticket issued has *finished* running, not merely left the
 // queue. All members are thread-safe.
 class Stream : public std::enable_shared_from_this<Stream> {
