@@ -133,16 +133,21 @@ acError_t openHandle(void** devPtr, const acIpcMemHandle_t& handle, unsigned int
   if (!isValidDevice(h.device)) {
     return acErrorInvalidDevice;
   }
+  if (!takeSharedDescriptor()) {
+    return acErrorIpcDescriptorsExhausted;
+  }
   char path[64];
   std::snprintf(path, sizeof(path), "/proc/%d/fd/%d", h.pid, h.fd);
   const int fd = open(path, O_RDWR | O_CLOEXEC);
   if (fd < 0) {
-    return errno == EMFILE || errno == ENFILE ? acErrorMemoryAllocation
+    giveSharedDescriptor();
+    return errno == EMFILE || errno == ENFILE ? acErrorIpcDescriptorsExhausted
                                               : acErrorMapBufferObjectFailed;
   }
   struct stat st {};
   if (!hasName(fd, h) || fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) < h.reserved) {
     close(fd);
+    giveSharedDescriptor();
     return acErrorMapBufferObjectFailed;  // the descriptor now names other memory
   }
   auto a = std::make_shared<Allocation>();
@@ -156,9 +161,11 @@ acError_t openHandle(void** devPtr, const acIpcMemHandle_t& handle, unsigned int
   a->imported = true;
   if (!mapDescriptor(*a, fd)) {
     close(fd);
+    giveSharedDescriptor();
     return acErrorMemoryAllocation;
   }
-  gSharedDescriptors.fetch_add(1);  // ~Allocation gives it back through closeShared
+  // From here on ~Allocation closes the descriptor and gives it back
+  // through closeShared.
 
   std::lock_guard<std::mutex> lock(allocationTableMutex());
   if (const acError_t e = updateProtection(*a); e != acSuccess) {
@@ -180,21 +187,32 @@ uint64_t processNonce() {
   return nonce;
 }
 
-bool mapShared(Allocation& a) {
+bool takeSharedDescriptor() {
   if (gSharedDescriptors.fetch_add(1) >= descriptorBudget()) {
     gSharedDescriptors.fetch_sub(1);
+    return false;
+  }
+  return true;
+}
+
+void giveSharedDescriptor() {
+  gSharedDescriptors.fetch_sub(1);
+}
+
+bool mapShared(Allocation& a) {
+  if (!takeSharedDescriptor()) {
     return false;
   }
   static std::atomic<uint64_t> serials{0};
   const uint64_t serial = serials.fetch_add(1) + 1;
   const int fd = memfd_create(memfdName(processNonce(), serial).c_str(), MFD_CLOEXEC);
   if (fd < 0) {
-    gSharedDescriptors.fetch_sub(1);
+    giveSharedDescriptor();
     return false;
   }
   if (ftruncate(fd, static_cast<off_t>(a.reserved)) != 0 || !mapDescriptor(a, fd)) {
     close(fd);
-    gSharedDescriptors.fetch_sub(1);
+    giveSharedDescriptor();
     return false;
   }
   a.shareNonce = processNonce();
@@ -206,7 +224,7 @@ void closeShared(Allocation& a) {
   if (a.fd >= 0) {
     (void)close(a.fd);  // the last reference to the memfd may free its pages
     a.fd = -1;
-    gSharedDescriptors.fetch_sub(1);
+    giveSharedDescriptor();
   }
 }
 
