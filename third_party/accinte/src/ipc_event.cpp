@@ -27,7 +27,9 @@
 // process with the same pid cannot have a memfd of the same name. If it is
 // gone, the waiter gives up with acErrorMapBufferObjectFailed, after a last
 // look at `published` (written before the descriptor can go). The exporter
-// keeps its pages, and so their descriptors, for its whole life. (A lock the
+// keeps the page, and so its descriptor, while any event on it lives, its
+// pending record tasks included (they share ownership), so a live exporter
+// always has a record outstanding or published. (A lock the
 // kernel drops at exit would do too, but a child forked by the exporter
 // would inherit and keep it.)
 //
@@ -43,9 +45,12 @@
 // events from a few pages of kSlotsPerPage slots each, one descriptor per
 // page, counted in the descriptor budget of shareable memory (Note [IPC]):
 //   - Exporter. acEventCreateWithFlags takes the lowest free slot of its
-//     pages, or makes a new page when all are full; a handle names the page
-//     (pid, descriptor, memfd name) and the slot. Pages live as long as the
-//     process, so that importers can tell it alive (above).
+//     first page that has one, or makes a new page when all are full; a
+//     handle names the page (pid, descriptor, memfd name) and the slot. A
+//     page lives while any of its events does, so that importers can tell
+//     the exporter alive (above); an empty page is closed unless it is the
+//     process's last, which stays for the next event (no churn of pages for
+//     a process that shares one tensor at a time).
 //   - Importer. Each exporter page is opened and mapped once per process
 //     (a cache by pid, descriptor and name), however many of its events are
 //     open here, and closed with the last of them; a page of this process
@@ -185,9 +190,9 @@ void futexWakeAll(std::atomic<uint32_t>* word) {
 
 // A page of event slots mapped in this process, with its descriptor, which
 // counts against the descriptor budget: one of this process's own pages
-// (kept by exportedPages() for the process's life) or one opened from
-// another process (kept by the events opened from it). See Note [IPC event
-// pages].
+// (kept by exportedPages() while it has events, and by its events) or one
+// opened from another process (kept by the events opened from it). See
+// Note [IPC event pages].
 class IpcEventPage {
  public:
   // Takes over `fd` and `layout`, whose descriptor was taken from the budget.
@@ -223,13 +228,14 @@ class IpcEventPage {
 
 namespace {
 
-// This process's pages, in the order they were made.
+// This process's pages, in the order they were made: events fill the first
+// ones, so that the last ones empty and go.
 struct ExportedPages {
   std::mutex mutex;
   std::vector<std::shared_ptr<IpcEventPage>> pages;
 };
 ExportedPages& exportedPages() {
-  static auto* pages = new ExportedPages();  // never destroyed: see Note [IPC events]
+  static auto* pages = new ExportedPages();  // never destroyed: record tasks may run at exit
   return *pages;
 }
 
@@ -292,10 +298,18 @@ acError_t takeSlot(std::shared_ptr<IpcEventPage>* page, uint32_t* slot) {
 }
 // LITERALINCLUDE END: IPC EVENT TAKE SLOT
 
+// Returns `slot` to `page`'s free slots. A page left with no event goes,
+// unless it is the only one: its descriptor goes back to the budget once the
+// caller's reference to it is gone.
 void freeSlot(IpcEventPage& page, uint32_t slot) {
-  std::lock_guard<std::mutex> lock(exportedPages().mutex);
+  auto& exported = exportedPages();
+  std::lock_guard<std::mutex> lock(exported.mutex);
   auto& free = page.freeSlots;  // kept in decreasing order
   free.insert(std::lower_bound(free.begin(), free.end(), slot, std::greater<uint32_t>()), slot);
+  if (free.size() == kSlotsPerPage && exported.pages.size() > 1) {
+    exported.pages.erase(std::find_if(exported.pages.begin(), exported.pages.end(),
+                                      [&](const auto& p) { return p.get() == &page; }));
+  }
 }
 
 // This process's page of the handle, or null if it has none such.
