@@ -30,10 +30,14 @@
 // PROT_NONE outside its access windows exactly like the exporter's, so host
 // code faults on either side.
 //
-// Descriptors. One per live allocation. So that device memory can never
-// starve the process of descriptors for files and sockets, shared
-// allocations use at most half of RLIMIT_NOFILE's soft limit; past that, new
-// allocations are private and refuse to be exported (acErrorNotSupported).
+// Descriptors. One per live allocation, one per opened handle (until
+// acIpcCloseMemHandle) and one per page of interprocess events, exported or
+// opened (Note [IPC event pages] in ipc_event.cpp). So that IPC can never
+// starve the process of descriptors for files and sockets, all of them
+// together use at most half of RLIMIT_NOFILE's soft limit: past that, new
+// allocations are private and refuse to be exported (acErrorNotSupported),
+// and opening a handle fails with acErrorIpcDescriptorsExhausted, as it does
+// when the system refuses a descriptor.
 // Memfds are created close-on-exec, and mappings are not inherited by a
 // forked child (MADV_DONTFORK), which could not use the runtime anyway.
 #include "memory.h"
@@ -78,7 +82,7 @@ std::string memfdName(uint64_t nonce, uint64_t serial) {
   return "accinte:" + std::to_string(nonce) + ":" + std::to_string(serial);
 }
 
-// Shared allocations alive, against the budget (see Note [IPC]).
+// Descriptors of shareable memfds held, against the budget (see Note [IPC]).
 std::atomic<long> gSharedDescriptors{0};
 
 long descriptorBudget() {
