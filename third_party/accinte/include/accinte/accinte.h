@@ -100,6 +100,12 @@ typedef enum acError {
   acErrorStreamCaptureUnjoined = 19, /* the capture ended while a stream
                                        that joined it had work no other
                                        stream of the capture waited for */
+  acErrorIpcDescriptorsExhausted = 20, /* no file descriptor left for IPC:
+                                       the runtime's budget of shareable
+                                       descriptors (half the soft
+                                       RLIMIT_NOFILE) is spent, or the system
+                                       refused one; destroy interprocess
+                                       events or close IPC memory first */
   acErrorUnknown = 999              /* an unexpected internal failure */
 } acError_t;
 // LITERALINCLUDE END: RUNTIME ERROR CODES
@@ -283,7 +289,9 @@ ACCINTE_API ACCINTE_NODISCARD acError_t acIpcGetMemHandle(acIpcMemHandle_t* hand
  * this process's capacity, and cannot be released with acFree. `flags`: 0 or
  * acIpcMemLazyEnablePeerAccess. acErrorMapBufferObjectFailed if the memory is
  * gone or the handle is not one of ours; acErrorInvalidDevice if this process
- * has no such device. */
+ * has no such device; acErrorIpcDescriptorsExhausted if no descriptor is
+ * left to map it (each opening holds one until acIpcCloseMemHandle, within
+ * the budget of half the soft RLIMIT_NOFILE: open each handle once). */
 ACCINTE_API ACCINTE_NODISCARD acError_t acIpcOpenMemHandle(void** devPtr,
                                                          acIpcMemHandle_t handle,
                                                          unsigned int flags);
@@ -312,7 +320,10 @@ ACCINTE_API ACCINTE_NODISCARD acError_t acIpcGetEventHandle(acIpcEventHandle_t* 
  * from the waiting stream) instead of hanging; acEventQuery answers it too.
  * acErrorMapBufferObjectFailed if the event is gone (destroyed, exporter
  * exited) or the handle is not one of ours; acErrorInvalidValue for a NULL
- * `event`. */
+ * `event`; acErrorIpcDescriptorsExhausted if the exporter's page of events
+ * is not open in this process yet and no descriptor is left to open it (one
+ * descriptor per exporter page with events opened here, whatever their
+ * number: Note [IPC event pages]). */
 ACCINTE_API ACCINTE_NODISCARD acError_t acIpcOpenEventHandle(acEvent_t* event,
                                                            acIpcEventHandle_t handle);
 
@@ -430,7 +441,10 @@ ACCINTE_API unsigned int acCapturesUnderway(void);
 ACCINTE_API ACCINTE_NODISCARD acError_t acEventCreate(acEvent_t* event);
 /* `flags`: acEventDefault, or acEventDisableTiming optionally with
  * acEventInterprocess (acErrorInvalidValue for Interprocess alone or an
- * unknown flag). */
+ * unknown flag). An interprocess event takes a slot of a shared page, many
+ * events to a page and one descriptor per page (Note [IPC event pages]):
+ * acErrorIpcDescriptorsExhausted when every slot is taken and the
+ * descriptor budget allows no further page. */
 ACCINTE_API ACCINTE_NODISCARD acError_t acEventCreateWithFlags(acEvent_t* event,
                                                              unsigned int flags);
 /* Returns at once; records still pending complete (and, for an interprocess
