@@ -38,7 +38,6 @@ class _Gate:
         self.opened = threading.Event()    # set when the block ends
         self.finished = threading.Event()  # set by the held kernel when it returns
         self.timed_out = False
-        self.launcher = threading.get_ident()
 
 
 # Gates of the hold kernels queued and not yet run, in launch order.
@@ -46,9 +45,12 @@ _gates: collections.deque[_Gate] = collections.deque()
 
 
 def _hold_kernel(x: torch.Tensor) -> torch.Tensor:
-    # The kernel also runs on the launching thread when the engine checks a
-    # new signature on host stand-ins: only the stream's worker holds.
-    if _gates and _gates[0].launcher != threading.get_ident():
+    # The kernel also runs at the call when the engine checks a new signature
+    # on host stand-ins: hold_stream() makes that call before it queues its
+    # gate. A host thread that waits for the stream runs the held kernel
+    # itself (Note [accinte a waiting host runs the queue]): it holds there
+    # too, until the timeout lets the wait through.
+    if _gates:
         gate = _gates.popleft()
         if not gate.opened.wait(gate.timeout):
             gate.timed_out = True  # a call waited for the stream: let it through

@@ -331,3 +331,86 @@ def test_a_forked_child_of_the_receiver_does_not_release_its_reference():
         inbox.put("release")
         assert outbox.get(timeout=TIMEOUT) == "released"
     assert allocated_after_collect() == before
+
+
+# ---- many shares, few descriptors (Note [IPC event pages]) --------------------------
+
+SHARES = 500
+CHILD_DESCRIPTOR_LIMIT = 128  # soft RLIMIT_NOFILE of the child: a budget of 64
+
+
+def open_descriptors():
+    return len(os.listdir("/proc/self/fd"))
+
+
+def _child_with_few_descriptors(inbox, outbox):
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_NOFILE,
+                       (CHILD_DESCRIPTOR_LIMIT, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+    try:
+        received = pickler.loads(inbox.get(timeout=TIMEOUT))
+        outbox.put(("received", [t.item() for t in received]))
+        sent = pickler.dumps([torch.full((), -float(i), device="accinte") for i in range(SHARES)])
+    except RuntimeError as e:
+        outbox.put(("failed", str(e)))
+        return
+    outbox.put(bytes(sent))
+    assert inbox.get(timeout=TIMEOUT) == "done"
+    outbox.put(open_descriptors())
+
+
+def test_hundreds_of_shares_fit_in_a_few_descriptors():
+    # Each share records an interprocess event, held until the receiver lets
+    # go; both sides hold SHARES of them at once, far more than the child's
+    # descriptor limit allows one descriptor each.
+    with spawned(_child_with_few_descriptors) as (inbox, outbox):
+        tensors = [torch.full((), float(i), device="accinte") for i in range(SHARES)]
+        before = open_descriptors()
+        inbox.put(bytes(pickler.dumps(tensors)))
+        assert outbox.get(timeout=TIMEOUT) == ("received", [float(i) for i in range(SHARES)])
+        assert open_descriptors() - before < 10  # not one per share
+        back = pickler.loads(outbox.get(timeout=TIMEOUT))
+        assert [t.item() for t in back] == [-float(i) for i in range(SHARES)]
+        del back
+        inbox.put("done")
+        assert outbox.get(timeout=TIMEOUT) < CHILD_DESCRIPTOR_LIMIT // 2
+
+
+def test_running_out_of_descriptors_is_a_clear_error(run_python):
+    # A soft limit of 32 gives the runtime a budget of 16 descriptors for
+    # shareable memory and pages of events: shares past it are refused with
+    # an error naming what ran out, files still open, and shares work again
+    # once earlier ones are released.
+    result = run_python("""
+        import multiprocessing.reduction, os, resource
+        import torch, torch_accinte
+        from torch_accinte import _C
+        resource.setrlimit(resource.RLIMIT_NOFILE, (32, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+        pickler = multiprocessing.reduction.ForkingPickler
+        t = torch.ones(4, device="accinte")
+        held = []
+        try:
+            while True:  # what pickling an accinte tensor does, without the pickling
+                held.append(_C._share_storage(t.untyped_storage()))
+        except RuntimeError as e:
+            assert "acErrorIpcDescriptorsExhausted" in str(e), e
+        try:
+            pickler.dumps(t)
+            raise AssertionError("shared past the descriptor budget")
+        except RuntimeError as e:
+            print(str(e).split(" (in ")[0])
+        os.close(os.open(os.devnull, os.O_RDONLY))
+        for shared, _event in held:  # as if received and dropped
+            _C._ipc_release_reference(shared[4])
+            _C._ipc_free_counter(shared[4])
+        del held, _event
+        assert pickler.loads(pickler.dumps(t * 2)).tolist() == [2.0] * 4
+        print("shares again")
+    """, timeout=TIMEOUT)
+    assert result.returncode == 0, result.stderr
+    message, again = result.stdout.strip().splitlines()
+    assert message.startswith("accinte error acErrorIpcDescriptorsExhausted: out of file "
+                              "descriptors for IPC"), message
+    assert "RLIMIT_NOFILE" in message
+    assert again == "shares again"

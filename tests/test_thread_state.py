@@ -11,6 +11,7 @@ that accinte still gives the CPU's answer.
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 import torch
@@ -47,7 +48,12 @@ def _(x):
 def seen_in_kernel() -> dict:
     SEEN.clear()
     observe(torch.ones(3, device="accinte"))
-    torch.accinte.synchronize()
+    # Polled, not synchronized: a synchronisation would run the queued kernel
+    # on this thread (Note [accinte a waiting host runs the queue]), and the
+    # tests are about the worker's state.
+    stream = torch.accinte.current_stream()
+    while not stream.query():
+        time.sleep(1e-4)
     assert SEEN["thread"] != threading.get_ident(), "the kernel ran on the calling thread"
     return dict(SEEN)
 
@@ -55,6 +61,58 @@ def seen_in_kernel() -> dict:
 def test_kernel_runs_on_the_worker_with_the_default_state():
     seen = seen_in_kernel()
     assert seen["grad"] and not seen["inference"] and not seen["autocast_cpu"]
+
+
+def test_a_kernel_run_by_the_waiting_thread_sees_its_launch_state():
+    # A synchronisation runs queued kernels on the waiting thread: they see
+    # the state of their launch, not the waiter's, which they leave as it was.
+    # The worker takes a kernel the host has not come to wait for yet after
+    # the launch latency (Note [accinte launch latency]): the host usually
+    # comes first, and the test retries until it did.
+    x = torch.ones(3, device="accinte")
+    for _ in range(1000):
+        SEEN.clear()
+        with torch.inference_mode():
+            observe(x)
+        torch.accinte.synchronize()
+        if SEEN["thread"] == threading.get_ident():
+            break
+    else:
+        pytest.fail("no synchronisation ran the kernel on the waiting thread")
+    assert SEEN["inference"] and not SEEN["grad"]
+    assert not torch.is_inference_mode_enabled() and torch.is_grad_enabled()
+
+
+def test_a_waiting_thread_that_runs_another_threads_kernel_keeps_its_thread_count(run_python):
+    # A long launch latency leaves the waiting thread the time to come first.
+    out = run_python("""
+        import threading, torch, torch_accinte
+        torch.set_num_threads(2)
+        seen = {}
+
+        @torch.library.custom_op("accinte_test::threads_seen", mutates_args=(), device_types="cpu")
+        def threads_seen(x: torch.Tensor) -> torch.Tensor:
+            seen.update(thread=threading.get_ident(), threads=torch.get_num_threads())
+            return x.clone()
+
+        x = torch.ones(3, device="accinte")
+        threads_seen(x)  # the first call of the signature, checked at the call
+        torch.accinte.synchronize()
+
+        def launch_with_one_thread():
+            torch.set_num_threads(1)
+            threads_seen(x)  # queued on the default stream, not waited for
+
+        launcher = threading.Thread(target=launch_with_one_thread)
+        launcher.start()
+        launcher.join()
+        torch.accinte.synchronize()
+        assert seen == {"thread": threading.get_ident(), "threads": 1}, seen
+        assert torch.get_num_threads() == 2, torch.get_num_threads()
+        print("ok")
+    """, env={"ACCINTE_LAUNCH_LATENCY_US": "10000"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
 
 
 def test_grad_mode():

@@ -19,6 +19,10 @@
 //   - the MXCSR flush-to-zero and denormals-are-zero flags
 //     (torch.set_flush_denormal), which the FPU keeps per thread.
 //
+// A host thread that waits for the stream may run the kernel itself (Note
+// [accinte a waiting host runs the queue]): the guard gives it the caller's
+// state for the kernel and its own back afterwards, thread count included.
+//
 // Deterministic algorithms, the default dtype and matmul precision are
 // process-wide (at::globalContext()) and need no carrying. The included
 // dispatch keys are not carried: they serve what runs above the backend
@@ -96,6 +100,7 @@ enum Part : unsigned {
   kDeviceDtype = 1U << 3,
   kCache = 1U << 4,
   kDenormal = 1U << 5,
+  kThreads = 1U << 6,
 };
 
 bool same_autograd_state(const c10::AutogradState& a, const c10::AutogradState& b) {
@@ -146,8 +151,11 @@ CallerStateGuard::CallerStateGuard(const CallerState& caller) {
     at::autocast::set_autocast_cache_enabled(caller.autocast_cache_);
     replaced_ |= kCache;
   }
-  if (caller.num_threads_ != at::get_num_threads()) {
+  const int threads = at::get_num_threads();
+  if (threads != caller.num_threads_) {
+    own_.num_threads_ = threads;
     at::set_num_threads(caller.num_threads_);
+    replaced_ |= kThreads;
   }
   const unsigned int flags = denormal_flags();
   if (flags != caller.denormal_flags_) {
@@ -176,6 +184,9 @@ CallerStateGuard::~CallerStateGuard() {
   }
   if ((replaced_ & kCache) != 0) {
     at::autocast::set_autocast_cache_enabled(own_.autocast_cache_);
+  }
+  if ((replaced_ & kThreads) != 0) {
+    at::set_num_threads(own_.num_threads_);
   }
   if ((replaced_ & kDenormal) != 0) {
     set_denormal_flags(own_.denormal_flags_);

@@ -35,12 +35,11 @@ class CallerState {
 
 /// RAII: makes `caller` the current thread's state, with the autograd keys
 /// (and ADInplaceOrView) excluded besides, and restores the thread's own
-/// state at exit. Only the parts that differ are replaced and restored: a
-/// worker running kernels of one thread mostly has its state already, and
-/// a kernel leaves the state as it found it (PyTorch's own guards restore
-/// theirs). The intra-op thread count is set but not restored: a worker has
-/// no count of its own, and switching back at every kernel would cost more
-/// than the kernel for small ones.
+/// state at exit, the intra-op thread count included. Only the parts that
+/// differ are replaced and restored: a worker running kernels of one thread,
+/// or a host thread running its own kernel (Note [accinte a waiting host
+/// runs the queue]), mostly has the state already, and a kernel leaves the
+/// state as it found it (PyTorch's own guards restore theirs).
 class CallerStateGuard {
  public:
   explicit CallerStateGuard(const CallerState& caller);

@@ -252,9 +252,10 @@ class FallbackKernel {
   }
 
  private:
-  // The worker's buffer for the stack a kernel consumes, filled with a copy
-  // of the kernel's arguments and emptied at exit. A worker runs one kernel
-  // at a time, and a kernel never runs another one inline.
+  // The running thread's buffer for the stack a kernel consumes (a worker's,
+  // or a waiting host's: Note [accinte a waiting host runs the queue]),
+  // filled with a copy of the kernel's arguments and emptied at exit. A
+  // thread runs one kernel at a time: none runs another one inline.
   struct WorkerStack {
     explicit WorkerStack(const torch::jit::Stack& arguments) : stack(buffer()) {
       stack.assign(arguments.begin(), arguments.end());

@@ -5,7 +5,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <string>
 
 #include <csrc/runtime/AccInteException.h>
 #include <csrc/runtime/AccInteFunctions.h>
@@ -16,15 +19,64 @@ namespace c10::accinte {
 namespace {
 
 // LITERALINCLUDE START: IPC RECEIVED MAPPING
-// What a received storage owns: the mapping and the sender's reference count,
-// both on behalf of the process that opened them.
+// An allocation of another process mapped here (acIpcOpenMemHandle), shared
+// by every storage received from it: see Note [Sharing across processes].
+// Unmapped with the last of them, by the process that mapped it (a forked
+// child inherits the mapping, not the right to unmap the receiver's).
+struct OpenedAllocation {
+  void* const base;
+  const pid_t owner; // getpid() of the receiver
+  explicit OpenedAllocation(void* mapped) : base(mapped), owner(getpid()) {}
+  OpenedAllocation(const OpenedAllocation&) = delete;
+  OpenedAllocation& operator=(const OpenedAllocation&) = delete;
+  ~OpenedAllocation() {
+    if (owner == getpid()) {
+      ACCINTE_CHECK_WARN(acIpcCloseMemHandle(base));
+    }
+  }
+};
+
+// The allocation `handle` names, mapped once per process while any storage
+// received from it lives (as CUDA's caching allocator does for IPC handles):
+// a receiver of many tensors of one block holds one mapping, one descriptor.
+std::shared_ptr<OpenedAllocation> open_allocation(const acIpcMemHandle_t& handle,
+                                                  DeviceIndex device) {
+  static auto* mutex = new std::mutex();
+  static auto* opened = new std::map<std::string, std::weak_ptr<OpenedAllocation>>();
+  const std::string key(handle.reserved, sizeof(handle.reserved)); // pid, descriptor, name
+  std::lock_guard<std::mutex> lock(*mutex);
+  if (const auto it = opened->find(key); it != opened->end()) {
+    if (auto allocation = it->second.lock()) {
+      return allocation;
+    }
+  }
+  AccInteGuard guard(device);
+  void* base = nullptr;
+  ACCINTE_CHECK(acIpcOpenMemHandle(&base, handle, acIpcMemLazyEnablePeerAccess));
+  std::shared_ptr<OpenedAllocation> allocation;
+  try {
+    allocation = std::make_shared<OpenedAllocation>(base);
+  } catch (...) {
+    ACCINTE_CHECK_WARN(acIpcCloseMemHandle(base));
+    throw;
+  }
+  for (auto it = opened->begin(); it != opened->end();) { // forget unmapped allocations
+    it = it->second.expired() ? opened->erase(it) : std::next(it);
+  }
+  (*opened)[key] = allocation;
+  return allocation;
+}
+
+// What a received storage owns: its share of the mapping and the sender's
+// reference count, both on behalf of the process that opened them.
 struct ReceivedMapping {
-  void* base;
+  std::shared_ptr<OpenedAllocation> allocation;
   std::atomic<int64_t>* counter;
   pid_t owner; // getpid() of the receiver
 };
 
-// DataPtr deleter of a received storage: unmaps, then tells the sender. In a
+// DataPtr deleter of a received storage: lets go of the mapping (unmapped
+// with the last storage of the allocation), then tells the sender. In a
 // forked child of the receiver it does neither: the child inherits the
 // counter's shared mapping but not the receiver's reference, which the
 // receiver releases itself; decrementing here would let the sender reuse a
@@ -34,7 +86,7 @@ void close_mapping(void* context) {
   if (mapping->owner != getpid()) {
     return;
   }
-  ACCINTE_CHECK_WARN(acIpcCloseMemHandle(mapping->base));
+  mapping->allocation.reset();
   release_reference(*mapping->counter);
 }
 // LITERALINCLUDE END: IPC RECEIVED MAPPING
@@ -80,19 +132,20 @@ void wait_shared_event(const IpcStorageHandle& handle) {
 c10::Storage open_shared_storage(const IpcStorageHandle& handle) {
   std::atomic<int64_t>* counter = received_counter(handle.counter);
   const c10::Device device(c10::DeviceType::PrivateUse1, handle.device);
-  void* base = nullptr;
+  std::shared_ptr<OpenedAllocation> allocation;
   try {
     check_device_index(handle.device);
     wait_shared_event(handle);
-    AccInteGuard guard(handle.device);
-    ACCINTE_CHECK(acIpcOpenMemHandle(&base, handle.handle, acIpcMemLazyEnablePeerAccess));
+    allocation = open_allocation(handle.handle, handle.device);
   } catch (...) {
     release_reference(*counter); // nothing will hold the memory: give the reference back
     throw;
   }
   // From here on the DataPtr owns the mapping and the reference: its deleter
   // releases both, also when a check below throws.
-  auto mapping = std::make_unique<ReceivedMapping>(ReceivedMapping{base, counter, getpid()});
+  void* base = allocation->base;
+  auto mapping =
+      std::make_unique<ReceivedMapping>(ReceivedMapping{std::move(allocation), counter, getpid()});
   c10::DataPtr data(static_cast<char*>(base) + handle.offset, mapping.release(), &close_mapping,
                     device);
   acPointerAttributes attributes{};

@@ -7,8 +7,11 @@
 // it plus the storage's offset and size within that allocation (with a
 // caching allocator a storage may be part of a larger allocation, as on
 // CUDA). The receiver maps the allocation (acIpcOpenMemHandle) and wraps the
-// storage's bytes in a non-resizable storage whose deleter unmaps it
-// (acIpcCloseMemHandle). Both processes then address the same memory.
+// storage's bytes in a non-resizable storage. Both processes then address
+// the same memory. An allocation is mapped once per process while any
+// storage received from it lives (unmapped, acIpcCloseMemHandle, with the
+// last), as CUDA's caching allocator does for IPC handles: tensors sent from
+// one segment cost the receiver one mapping and one descriptor, not one each.
 //
 // Ordering, as CUDA's reductions do it. Exporting records an interprocess
 // event on the sender's current stream of the storage's device and sends
@@ -20,7 +23,9 @@
 // work on the sender's other streams is the sender's to order first (as it
 // would be for a consumer in its own process). The sender keeps the event,
 // like the storage, until the receiver released the share: the handle must
-// stay openable while in flight. Beyond the share, each side must
+// stay openable while in flight. Events are cheap to hold by the thousand:
+// the runtime packs them into shared pages, one descriptor per page on each
+// side (Note [IPC event pages] in third_party/accinte/src/ipc_event.cpp). Beyond the share, each side must
 // synchronize its own writes before signalling the other, as with any
 // device memory.
 //
@@ -64,7 +69,7 @@ struct IpcSentStorage {
 /// sent_counter_value(handle.counter) is 0, then frees the counter. Throws for a
 /// storage of another device, for an empty storage (nothing to map), and
 /// when the runtime refuses (memory made unshareable, see acIpcGetMemHandle;
-/// no descriptor left for the event).
+/// acErrorIpcDescriptorsExhausted: no descriptor left for a page of events).
 C10_EXPORT IpcSentStorage share_storage(const c10::Storage& storage);
 
 /// Makes the current stream of `handle.device` wait for the sender's event
@@ -77,8 +82,10 @@ C10_EXPORT void wait_shared_event(const IpcStorageHandle& handle);
 /// A storage over the memory `handle` describes, mapped into this process
 /// (which may be the exporter), after wait_shared_event(handle). Not resizable; when it dies it is unmapped
 /// and the handle's reference count is decremented. Throws when the memory is
-/// gone (the sender freed it before this call) or the device does not exist
-/// here; the handle's reference is released then too.
+/// gone (the sender freed it before this call), the device does not exist
+/// here, or no descriptor is left to map it or open the event's page
+/// (acErrorIpcDescriptorsExhausted); the handle's reference is released then
+/// too.
 C10_EXPORT c10::Storage open_shared_storage(const IpcStorageHandle& handle);
 
 /// Gives up the reference `handle` carries without mapping anything: for a

@@ -46,6 +46,7 @@ class Err(enum.IntEnum):
     StreamCaptureWrongThread = 17
     IllegalState = 18
     StreamCaptureUnjoined = 19
+    IpcDescriptorsExhausted = 20
     Unknown = 999
 
 

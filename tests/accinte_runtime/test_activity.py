@@ -99,16 +99,19 @@ def test_copy_records_carry_bytes_direction_and_stream(ac, tracing):
     check(ac.acMemsetAsync(dev, 1, 1000, stream))
     check(ac.acStreamSynchronize(stream))
     check(ac.acMemcpy(host, dev, 4096, Kind.DeviceToHost))
+    # Into pageable memory: done on the calling thread, on the stream's behalf.
+    check(ac.acMemcpyAsync(host, dev, 512, Kind.DeviceToHost, stream))
     records = activity_records(ac)
     copies = of_kind(records, ActivityKind.Memcpy)
     assert [(c.bytes, c.copyKind) for c in copies] == [
-        (size, Kind.HostToDevice), (4096, Kind.DeviceToHost)]
+        (size, Kind.HostToDevice), (4096, Kind.DeviceToHost), (512, Kind.DeviceToHost)]
     assert copies[0].stream == stream and copies[0].device == 0
     assert copies[1].stream is None and copies[1].device == 0  # synchronous: calling thread
+    assert copies[2].stream == stream and copies[2].device == 0
     sets = of_kind(records, ActivityKind.Memset)
     assert [(s.bytes, s.stream) for s in sets] == [(1000, stream)]
     apis = [r.name for r in of_kind(records, ActivityKind.Runtime)]
-    assert apis == [b"acMemcpyAsync", b"acMemsetAsync", b"acMemcpy"]
+    assert apis == [b"acMemcpyAsync", b"acMemsetAsync", b"acMemcpy", b"acMemcpyAsync"]
     check(ac.acFree(dev))
     check(ac.acStreamDestroy(stream))
 

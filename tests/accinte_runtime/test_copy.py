@@ -264,6 +264,9 @@ def test_memcpy_async_into_pageable_memory_is_queued_from_a_host_function(ac, de
     check(ac.acLaunchHostFunc(stream, copy_from_the_worker, None))
     check(ac.acStreamSynchronize(stream))
     assert results == [Err.Success, b"old data"]  # queued, not run in the call
+    # A synchronisation waits for the tasks queued before it; the copy was
+    # queued while it waited, and the next one waits for it.
+    check(ac.acStreamSynchronize(stream))
     assert host.raw == b"new data"
     check(ac.acStreamDestroy(stream))
 

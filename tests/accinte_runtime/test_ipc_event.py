@@ -15,7 +15,7 @@ import pytest
 
 from accinte_ctypes import (_PRELUDE, EVENT_DISABLE_TIMING, EVENT_INTERPROCESS, CaptureMode, Err,
                             Gate, IpcEventHandle, IpcMemHandle, Kind, check, event_create,
-                            library_path, malloc, read_device, stream_create)
+                            library_path, malloc, read_device, run_ok, stream_create)
 
 IPC_FLAGS = EVENT_INTERPROCESS | EVENT_DISABLE_TIMING
 
@@ -92,6 +92,9 @@ def test_opened_event_follows_the_exporters_records(ac, streams):
     assert gate.finished.is_set()
     check(ac.acEventQuery(opened))
     check(ac.acEventSynchronize(opened))
+    # The record's publication lets the waiter through before its task has
+    # returned on s: s is idle once synchronized.
+    check(ac.acStreamSynchronize(s))
     check(ac.acEventRecord(exported, s))  # an idle stream: published at once
     check(ac.acEventQuery(opened))
     check(ac.acEventDestroy(opened))
@@ -291,3 +294,147 @@ def test_a_forked_child_of_the_exporter_does_not_keep_it_alive(ac, streams):
         proc.kill()
         if grandchild is not None:
             os.kill(grandchild, signal.SIGKILL)
+
+
+# ---- descriptors: Note [IPC event pages] ---------------------------------------
+
+SLOTS_PER_PAGE = 1023  # kSlotsPerPage in ipc_event.cpp
+
+
+def open_descriptors():
+    return len(os.listdir("/proc/self/fd"))
+
+
+def lower_descriptor_limit(soft):
+    """Child code: the soft RLIMIT_NOFILE set to `soft` before the runtime
+    first counts its descriptor budget (half of it)."""
+    return f"""
+        import resource
+        resource.setrlimit(resource.RLIMIT_NOFILE,
+                           ({soft}, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+    """
+
+
+def test_thousands_of_events_share_a_few_descriptors(ac, streams):
+    # 3000 events exported by a process allowed 64 descriptors (a budget of
+    # 32), all pending behind a held kernel, opened and waited for here: a
+    # page of events per descriptor on both sides.
+    count = 3000
+    proc = child(textwrap.dedent(lower_descriptor_limit(64)) + textwrap.dedent(f"""
+        gate = Gate(ac).launch(None)
+        handles = []
+        for _ in range({count}):
+            event = ctypes.c_void_p()
+            check(ac.acEventCreateWithFlags(ctypes.byref(event), EVENT_INTERPROCESS | EVENT_DISABLE_TIMING))
+            check(ac.acEventRecord(event, None))
+            handle = IpcEventHandle()
+            check(ac.acIpcGetEventHandle(ctypes.byref(handle), event))
+            handles.append(bytes(handle).hex())
+        print(len(os.listdir("/proc/self/fd")), " ".join(handles), flush=True)
+        sys.stdin.readline()
+        gate.open()
+        check(ac.acStreamSynchronize(None))
+        sys.stdin.readline()
+    """))
+    try:
+        line = proc.stdout.readline().split()
+        assert len(line) == count + 1, "the exporter failed (see its stderr)"
+        assert int(line[0]) < 64
+        before = open_descriptors()
+        waiter = streams()
+        opened = []
+        for text in line[1:]:
+            opened.append(open_handle(ac, IpcEventHandle.from_buffer_copy(bytes.fromhex(text))))
+            check(ac.acStreamWaitEvent(waiter, opened[-1], 0))
+        assert open_descriptors() - before <= -(-count // SLOTS_PER_PAGE)
+        assert ac.acStreamQuery(waiter) == Err.NotReady
+        assert ac.acEventQuery(opened[0]) == Err.NotReady
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        check(ac.acStreamSynchronize(waiter))
+        for event in opened:
+            check(ac.acEventQuery(event))
+            check(ac.acEventDestroy(event))
+        proc.stdin.write("exit\n")
+        proc.stdin.flush()
+        assert proc.wait(timeout=30) == 0
+    finally:
+        proc.kill()
+    assert open_descriptors() <= before  # the pages closed with their last events
+
+
+def test_a_reused_slot_is_not_mistaken_for_the_event_it_held(ac, streams):
+    s = streams()
+    first = event_create(ac, IPC_FLAGS)
+    first_handle = get_handle(ac, first)
+    first_opened = open_handle(ac, first_handle)
+    gate = Gate(ac).launch(s)
+    check(ac.acEventRecord(first, s))
+    check(ac.acEventDestroy(first))
+    gate.open()
+    check(ac.acStreamSynchronize(s))  # the record ran: the slot is free
+    second = event_create(ac, IPC_FLAGS)
+    second_handle = get_handle(ac, second)
+    assert bytes(second_handle)[20:24] == bytes(first_handle)[20:24]  # the same slot
+    out = ctypes.c_void_p()
+    assert ac.acIpcOpenEventHandle(ctypes.byref(out), first_handle) == Err.MapBufferObjectFailed
+    second_opened = open_handle(ac, second_handle)
+    held = Gate(ac).launch(s)
+    check(ac.acEventRecord(second, s))
+    # The first event's records all completed; the slot's new record is not its.
+    check(ac.acEventQuery(first_opened))
+    check(ac.acEventSynchronize(first_opened))
+    assert ac.acEventQuery(second_opened) == Err.NotReady
+    held.open()
+    check(ac.acEventSynchronize(second_opened))
+    for e in (first_opened, second_opened, second):
+        check(ac.acEventDestroy(e))
+    check(ac.acStreamSynchronize(s))
+
+
+def test_running_out_of_descriptors_is_a_clear_error(ac):
+    # A soft limit of 24 gives a budget of 12 descriptors, all taken by pages
+    # of events: then creating one more, or opening a page of another process
+    # or memory, fails with acErrorIpcDescriptorsExhausted, and the process
+    # still has descriptors for its files. A destroyed event's slot is reused.
+    exported = event_create(ac, IPC_FLAGS)
+    handle = get_handle(ac, exported)
+    ptr = malloc(ac, 64)
+    mem = IpcMemHandle()
+    check(ac.acIpcGetMemHandle(ctypes.byref(mem), ptr))
+    out = run_ok(textwrap.dedent(lower_descriptor_limit(24)) + textwrap.dedent(f"""
+        fds_before = len(os.listdir("/proc/self/fd"))
+        events = []
+        while True:
+            event = ctypes.c_void_p()
+            err = ac.acEventCreateWithFlags(ctypes.byref(event), EVENT_INTERPROCESS | EVENT_DISABLE_TIMING)
+            if err != 0:
+                break
+            events.append(event.value)
+        print(len(events), error_name(err))
+        other, opened = ctypes.c_void_p(), ctypes.c_void_p()
+        handle = IpcEventHandle.from_buffer_copy(bytes.fromhex("{bytes(handle).hex()}"))
+        print(error_name(ac.acIpcOpenEventHandle(ctypes.byref(other), handle)))
+        mem = IpcMemHandle.from_buffer_copy(bytes.fromhex("{bytes(mem).hex()}"))
+        print(error_name(ac.acIpcOpenMemHandle(ctypes.byref(opened), mem, 0)))
+        os.close(os.open("/dev/null", os.O_RDONLY))
+        check(ac.acEventDestroy(events.pop()))
+        event = ctypes.c_void_p()
+        check(ac.acEventCreateWithFlags(ctypes.byref(event), EVENT_INTERPROCESS | EVENT_DISABLE_TIMING))
+        check(ac.acEventRecord(event.value, None))
+        check(ac.acEventSynchronize(event.value))
+        print("reused")
+        # Destroyed, the events give their pages back, but for one.
+        for e in events + [event.value]:
+            check(ac.acEventDestroy(e))
+        ptr = malloc(ac, 64)
+        check(ac.acIpcGetMemHandle(ctypes.byref(mem), ptr))
+        print(len(os.listdir("/proc/self/fd")) - fds_before)
+    """))
+    created, error, open_error, mem_error, reused, descriptors_left = out.split()
+    assert int(created) == 12 * SLOTS_PER_PAGE
+    assert error == open_error == mem_error == "acErrorIpcDescriptorsExhausted"
+    assert reused == "reused"
+    assert int(descriptors_left) == 2  # the last page and the new memory
+    check(ac.acEventDestroy(exported))
+    check(ac.acFree(ptr))

@@ -19,7 +19,8 @@ constexpr size_t kDefaultDeviceMemory = size_t{4} << 30;
 constexpr size_t kDefaultLaunchQueueDepth = 1024;
 constexpr size_t kMaxLaunchQueueDepth = size_t{1} << 20;
 constexpr int kDefaultSpinMicroseconds = 50;
-constexpr int kMaxSpinMicroseconds = 10000;
+constexpr int kDefaultLaunchLatencyMicroseconds = 5;
+constexpr int kMaxMicroseconds = 10000;
 
 // ACCINTE_DEVICE_COUNT: a decimal integer in [1, ACCINTE_MAX_DEVICE_COUNT].
 int parseDeviceCount(const char* text) {
@@ -85,16 +86,16 @@ int defaultSpinMicroseconds() {
   return kDefaultSpinMicroseconds;
 }
 
-// ACCINTE_SPIN_US: a decimal integer in [0, 10000]; 0 sleeps at once.
-int parseSpinMicroseconds(const char* text) {
+// A duration in microseconds: a decimal integer in [0, 10000].
+int parseMicroseconds(const char* text, int fallback) {
   if (text == nullptr || !std::isdigit(static_cast<unsigned char>(*text))) {
-    return defaultSpinMicroseconds();
+    return fallback;
   }
   errno = 0;
   char* end = nullptr;
   const long value = std::strtol(text, &end, 10);
-  if (errno != 0 || *end != '\0' || value < 0 || value > kMaxSpinMicroseconds) {
-    return defaultSpinMicroseconds();
+  if (errno != 0 || *end != '\0' || value < 0 || value > kMaxMicroseconds) {
+    return fallback;
   }
   return static_cast<int>(value);
 }
@@ -112,7 +113,9 @@ const Config& config() {
       parseDeviceMemory(std::getenv("ACCINTE_DEVICE_MEMORY")),
       parseStrict(std::getenv("ACCINTE_STRICT")),
       parseLaunchQueueDepth(std::getenv("ACCINTE_LAUNCH_QUEUE_DEPTH")),
-      parseSpinMicroseconds(std::getenv("ACCINTE_SPIN_US")),
+      // ACCINTE_SPIN_US=0 sleeps at once.
+      parseMicroseconds(std::getenv("ACCINTE_SPIN_US"), defaultSpinMicroseconds()),
+      parseMicroseconds(std::getenv("ACCINTE_LAUNCH_LATENCY_US"), kDefaultLaunchLatencyMicroseconds),
   };
   return kConfig;
 }

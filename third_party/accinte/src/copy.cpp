@@ -29,7 +29,9 @@
 // the next synchronising call reports them. The copy is ordered after the
 // work queued before the call; unlike CUDA's, which occupies the stream,
 // work another thread queues on the same stream meanwhile may run alongside
-// it (that thread's launches are unordered with this call anyway).
+// it (that thread's launches are unordered with this call anyway). The
+// profiler shows the copy on the stream's row, as it shows the kernels a
+// waiting host runs (StreamWorkScope).
 #include "activity.h"
 #include "copy_engine.h"
 #include "graph.h"
@@ -204,6 +206,7 @@ acError_t acMemcpyAsync(void* dst, const void* src, size_t count, acMemcpyKind k
     if (plan.toPageableHost && !onWorkerThread() && s->capture() == nullptr) {
       // Note [accinte copies into pageable memory]
       s->waitIdle();
+      const StreamWorkScope onStream(s.get());  // the profiler's row: the stream's
       return runCopy(dst, src, count, plan, activity.correlation());
     }
     return s->enqueue([dst, src, count, plan = std::move(plan),

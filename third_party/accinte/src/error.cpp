@@ -74,6 +74,14 @@ ErrorText describe(int error) {
     case acErrorIllegalState:
       return {"acErrorIllegalState",
               "the stream is already capturing, or the graph is still being captured"};
+    case acErrorIpcDescriptorsExhausted:
+      return {"acErrorIpcDescriptorsExhausted",
+              "out of file descriptors for IPC: the runtime keeps shareable memory, opened "
+              "IPC memory and pages of interprocess events within a budget of half the soft "
+              "RLIMIT_NOFILE (so that files and sockets still get descriptors), and that "
+              "budget is spent, or the system refused a descriptor; destroy interprocess "
+              "events, close opened IPC memory (release shared tensors) or raise the limit "
+              "(ulimit -n)"};
     case acErrorStreamCaptureUnjoined:
       return {"acErrorStreamCaptureUnjoined",
               "the capture ended while a stream that joined it (by waiting for an event "

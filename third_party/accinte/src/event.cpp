@@ -223,6 +223,14 @@ acError_t acEventSynchronize(acEvent_t event) {
       capture->invalidate();
       return acErrorStreamCaptureUnsupported;
     }
+    if (!record->done()) {
+      // Runs the work ahead of the record, and its marker (next in line
+      // unless another thread queued in between), on this thread if nobody
+      // has started it (Note [accinte a waiting host runs the queue]).
+      if (const auto stream = record->stream().lock()) {
+        stream->waitFor(record->ticket() + 1);
+      }
+    }
     record->wait();
     // Report (and clear) a kernel failure from the work the record covers.
     if (const auto stream = record->stream().lock()) {

@@ -30,10 +30,14 @@
 // PROT_NONE outside its access windows exactly like the exporter's, so host
 // code faults on either side.
 //
-// Descriptors. One per live allocation. So that device memory can never
-// starve the process of descriptors for files and sockets, shared
-// allocations use at most half of RLIMIT_NOFILE's soft limit; past that, new
-// allocations are private and refuse to be exported (acErrorNotSupported).
+// Descriptors. One per live allocation, one per opened handle (until
+// acIpcCloseMemHandle) and one per page of interprocess events, exported or
+// opened (Note [IPC event pages] in ipc_event.cpp). So that IPC can never
+// starve the process of descriptors for files and sockets, all of them
+// together use at most half of RLIMIT_NOFILE's soft limit: past that, new
+// allocations are private and refuse to be exported (acErrorNotSupported),
+// and opening a handle fails with acErrorIpcDescriptorsExhausted, as it does
+// when the system refuses a descriptor.
 // Memfds are created close-on-exec, and mappings are not inherited by a
 // forked child (MADV_DONTFORK), which could not use the runtime anyway.
 #include "memory.h"
@@ -78,7 +82,7 @@ std::string memfdName(uint64_t nonce, uint64_t serial) {
   return "accinte:" + std::to_string(nonce) + ":" + std::to_string(serial);
 }
 
-// Shared allocations alive, against the budget (see Note [IPC]).
+// Descriptors of shareable memfds held, against the budget (see Note [IPC]).
 std::atomic<long> gSharedDescriptors{0};
 
 long descriptorBudget() {
@@ -133,16 +137,21 @@ acError_t openHandle(void** devPtr, const acIpcMemHandle_t& handle, unsigned int
   if (!isValidDevice(h.device)) {
     return acErrorInvalidDevice;
   }
+  if (!takeSharedDescriptor()) {
+    return acErrorIpcDescriptorsExhausted;
+  }
   char path[64];
   std::snprintf(path, sizeof(path), "/proc/%d/fd/%d", h.pid, h.fd);
   const int fd = open(path, O_RDWR | O_CLOEXEC);
   if (fd < 0) {
-    return errno == EMFILE || errno == ENFILE ? acErrorMemoryAllocation
+    giveSharedDescriptor();
+    return errno == EMFILE || errno == ENFILE ? acErrorIpcDescriptorsExhausted
                                               : acErrorMapBufferObjectFailed;
   }
   struct stat st {};
   if (!hasName(fd, h) || fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) < h.reserved) {
     close(fd);
+    giveSharedDescriptor();
     return acErrorMapBufferObjectFailed;  // the descriptor now names other memory
   }
   auto a = std::make_shared<Allocation>();
@@ -156,9 +165,11 @@ acError_t openHandle(void** devPtr, const acIpcMemHandle_t& handle, unsigned int
   a->imported = true;
   if (!mapDescriptor(*a, fd)) {
     close(fd);
+    giveSharedDescriptor();
     return acErrorMemoryAllocation;
   }
-  gSharedDescriptors.fetch_add(1);  // ~Allocation gives it back through closeShared
+  // From here on ~Allocation closes the descriptor and gives it back
+  // through closeShared.
 
   std::lock_guard<std::mutex> lock(allocationTableMutex());
   if (const acError_t e = updateProtection(*a); e != acSuccess) {
@@ -180,21 +191,32 @@ uint64_t processNonce() {
   return nonce;
 }
 
-bool mapShared(Allocation& a) {
+bool takeSharedDescriptor() {
   if (gSharedDescriptors.fetch_add(1) >= descriptorBudget()) {
     gSharedDescriptors.fetch_sub(1);
+    return false;
+  }
+  return true;
+}
+
+void giveSharedDescriptor() {
+  gSharedDescriptors.fetch_sub(1);
+}
+
+bool mapShared(Allocation& a) {
+  if (!takeSharedDescriptor()) {
     return false;
   }
   static std::atomic<uint64_t> serials{0};
   const uint64_t serial = serials.fetch_add(1) + 1;
   const int fd = memfd_create(memfdName(processNonce(), serial).c_str(), MFD_CLOEXEC);
   if (fd < 0) {
-    gSharedDescriptors.fetch_sub(1);
+    giveSharedDescriptor();
     return false;
   }
   if (ftruncate(fd, static_cast<off_t>(a.reserved)) != 0 || !mapDescriptor(a, fd)) {
     close(fd);
-    gSharedDescriptors.fetch_sub(1);
+    giveSharedDescriptor();
     return false;
   }
   a.shareNonce = processNonce();
@@ -206,7 +228,7 @@ void closeShared(Allocation& a) {
   if (a.fd >= 0) {
     (void)close(a.fd);  // the last reference to the memfd may free its pages
     a.fd = -1;
-    gSharedDescriptors.fetch_sub(1);
+    giveSharedDescriptor();
   }
 }
 

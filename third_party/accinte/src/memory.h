@@ -82,6 +82,14 @@ uint64_t processNonce();
 // the descriptor budget.
 void closeShared(Allocation& a);
 
+// The descriptor budget of shareable memfds (ipc.cpp, Note [IPC]): memory,
+// imported memory and interprocess event pages, exported or imported.
+// takeSharedDescriptor counts one more and returns true, or returns false
+// with nothing counted when the budget is spent; giveSharedDescriptor
+// returns one once its descriptor is closed.
+bool takeSharedDescriptor();
+void giveSharedDescriptor();
+
 // The device allocation starting exactly at `p`, or null. Takes
 // allocationTableMutex().
 AllocationRef findDeviceBase(void* p);

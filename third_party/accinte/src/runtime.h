@@ -44,6 +44,7 @@ struct Config {
   bool strict;          // ACCINTE_STRICT=1
   size_t launchQueueDepth;  // ACCINTE_LAUNCH_QUEUE_DEPTH, 1..2^20, default 1024
   int spinMicroseconds;     // ACCINTE_SPIN_US, 0..10000; default 50 (Note [accinte spin before sleeping])
+  int launchLatencyMicroseconds;  // ACCINTE_LAUNCH_LATENCY_US, 0..10000 (Note [accinte launch latency])
 };
 
 // The configuration, parsed from the environment on the first call and fixed

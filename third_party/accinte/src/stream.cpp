@@ -7,14 +7,17 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <thread>
 #include <utility>
 
 namespace accinte {
 namespace {
 
-// The stream whose worker is the calling thread, if any.
+// The stream whose work the calling thread runs, if any: its worker's
+// stream, or one a host thread runs work of (StreamWorkScope).
 thread_local const Stream* tWorkerStream = nullptr;
 
 // Runs one task. Whatever it throws becomes a launch failure: a task may be
@@ -69,6 +72,29 @@ bool spinUntil(Ready&& ready) {
 }
 // LITERALINCLUDE END: RUNTIME SPIN BEFORE SLEEPING
 
+// Note [accinte launch latency]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A GPU starts a kernel launched on an idle stream some microseconds after
+// the launch call returns. An accinte stream does the same: its worker
+// takes work that reached an idle stream no sooner than
+// ACCINTE_LAUNCH_LATENCY_US (default 5) after the launch that queued it,
+// yielding the processor meanwhile. In that window a host thread that comes
+// to wait for the stream (an .item() right after the operator that computed
+// the value) finds the work untaken and runs it itself (Note [accinte a
+// waiting host runs the queue]). Without the latency the spinning worker
+// took a small kernel within a microsecond, and the host, arriving a
+// microsecond or two later, found it running on the other core about one
+// time in four on a loaded machine, and more often on an idle one. A busy
+// stream has no latency: the worker takes the next batch as soon as it has
+// run the last. 0 takes work at once.
+
+// Yields the processor until `due`.
+void yieldUntil(std::chrono::steady_clock::time_point due) {
+  while (std::chrono::steady_clock::now() < due) {
+    std::this_thread::yield();
+  }
+}
+
 // Takes the stream's lock, trying it a few times before sleeping on it: the
 // lock is held for a push or a swap only, far shorter than the futex sleep
 // and wake that a contended std::mutex costs both threads.
@@ -95,6 +121,13 @@ bool workerStreamOf(acStream_t* stream, int* device) {
   *stream = reinterpret_cast<acStream_t>(const_cast<Stream*>(tWorkerStream));
   *device = tWorkerStream->device();
   return true;
+}
+
+StreamWorkScope::StreamWorkScope(const Stream* stream)
+    : previous_(std::exchange(tWorkerStream, stream)) {}
+
+StreamWorkScope::~StreamWorkScope() {
+  tWorkerStream = previous_;
 }
 
 // ---- Completion -------------------------------------------------------------
@@ -233,6 +266,9 @@ acError_t Stream::enqueue(Task task, const char* kind, WhenFull whenFull) {
       worker_ = std::thread([this] { runWorker(); });
       started = true;
     }
+    if (pending_.empty()) {
+      pendingSince_ = std::chrono::steady_clock::now();  // Note [accinte launch latency]
+    }
     pending_.emplace_back(issued_ + 1, std::move(task));
     ++issued_;
     wake = workerSleeping_;
@@ -285,17 +321,6 @@ bool Stream::idle() const {
   return finished_.load() == issued;
 }
 
-void Stream::waitIdle() {
-  const uint64_t target = issued_.load();
-  if (spinUntil([&] { return finished_.load() >= target; })) {
-    return;  // Note [accinte spin before sleeping]
-  }
-  std::unique_lock<std::mutex> lock(mutex_);
-  ++doneWaiters_;
-  doneCv_.wait(lock, [&] { return finished_ >= target; });
-  --doneWaiters_;
-}
-
 acError_t Stream::takeError(uint64_t upTo) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (error_ == acSuccess || errorTicket_ > upTo) {
@@ -304,61 +329,176 @@ acError_t Stream::takeError(uint64_t upTo) {
   return std::exchange(error_, acSuccess);
 }
 
+void Stream::runBatch(std::vector<std::pair<uint64_t, Task>>& batch) {
+  for (auto& [ticket, task] : batch) {
+    started_ = ticket;
+    if (roomWaiters_ > 0) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      roomCv_.notify_one();  // one slot for one waiting launch
+    }
+    const acError_t result = runTask(task);
+    // Release what the task captured (allocation references, user data
+    // owners) before reporting it finished, so a synchronized stream holds
+    // nothing.
+    task = nullptr;
+    if (result != acSuccess) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (error_ == acSuccess) {
+        error_ = result;
+        errorTicket_ = ticket;
+      }
+    }
+    finished_ = ticket;
+    if (doneWaiters_ > 0) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      doneCv_.notify_all();
+    }
+  }
+  batch.clear();
+}
+
 void Stream::runWorker() {
   tWorkerStream = this;
   char name[16];
   std::snprintf(name, sizeof name, "accinte-dev%d", device_);
   (void)pthread_setname_np(pthread_self(), name);  // cosmetic: for debuggers and top
 
+  const auto latency = std::chrono::microseconds(config().launchLatencyMicroseconds);
   std::vector<std::pair<uint64_t, Task>> batch;
+  // Whether the worker may take pending_ (under the lock): a host thread
+  // may be running a batch it took (Note [accinte a waiting host runs the queue]).
+  const auto takeable = [&] { return !pending_.empty() && !executing_.load(); };
+  bool justRan = false;  // the stream is busy: no launch latency
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
       lockBriefly(lock);
-      if (pending_.empty() && !stopping_) {
-        // Note [accinte spin before sleeping]: the next launch comes soon.
-        const uint64_t seen = issued_.load();
-        lock.unlock();
-        spinUntil([&] { return issued_.load() != seen; });
-        lockBriefly(lock);
+      if (justRan) {
+        executing_.store(false);  // the worker's batch has run
       }
-      if (pending_.empty() && !stopping_) {
-        workerSleeping_ = true;
-        workCv_.wait(lock, [&] { return !pending_.empty() || stopping_; });
-        workerSleeping_ = false;
+      for (;;) {
+        if (takeable()) {
+          // Note [accinte launch latency]
+          const auto due = pendingSince_ + latency;
+          if (justRan || stopping_ || std::chrono::steady_clock::now() >= due) {
+            break;
+          }
+          lock.unlock();
+          yieldUntil(due);
+          lockBriefly(lock);
+          continue;  // a host thread that came to wait may have taken it
+        }
+        if (stopping_) {
+          break;
+        }
+        justRan = false;
+        // Note [accinte spin before sleeping]: the next launch comes soon.
+        // A hint without the lock: a task issued that no thread runs.
+        lock.unlock();
+        const bool hinted = spinUntil(
+            [&] { return !executing_.load() && issued_.load() != finished_.load(); });
+        lockBriefly(lock);
+        if (!hinted && !takeable() && !stopping_) {
+          workerSleeping_ = true;
+          workCv_.wait(lock, [&] { return takeable() || stopping_; });
+          workerSleeping_ = false;
+        }
       }
       if (pending_.empty()) {
         return;  // stopping, and everything queued has run
       }
+      executing_.store(true);
       batch.swap(pending_);
     }
-    for (auto& [ticket, task] : batch) {
-      started_ = ticket;
-      if (roomWaiters_ > 0) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        roomCv_.notify_one();  // one slot for one waiting launch
-      }
-      const acError_t result = runTask(task);
-      // Release what the task captured (allocation references, user data
-      // owners) before reporting it finished, so a synchronized stream holds
-      // nothing.
-      task = nullptr;
-      if (result != acSuccess) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (error_ == acSuccess) {
-          error_ = result;
-          errorTicket_ = ticket;
-        }
-      }
-      finished_ = ticket;
-      if (doneWaiters_ > 0) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        doneCv_.notify_all();
-      }
-    }
-    batch.clear();
+    runBatch(batch);
+    justRan = true;
   }
 }
 // LITERALINCLUDE END: RUNTIME STREAM WORKER
+
+// LITERALINCLUDE START: RUNTIME WAITING HOST RUNS THE QUEUE
+// Note [accinte a waiting host runs the queue]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A host thread that waits for a stream (acStreamSynchronize, a copy into
+// pageable memory such as .item()'s, a device synchronisation) has nothing
+// to do until the stream's tasks have run. If nobody has started them yet,
+// it runs them itself, in order, instead of waiting for the worker to wake,
+// take them and run them on another core: the hand-off costs a cross-core
+// round trip, and the kernel there misses in the cache on every line the
+// host has just written. It is the emulator lending the waiting thread to
+// the device; to the program nothing changes: the same tasks run in the same
+// order, one at a time (executing_ names the one thread that may take tasks
+// from pending_), errors are kept for the same synchronisation, and code
+// inside a task sees itself on the stream (onWorkerThread, the profiler's
+// stream row). A thread already inside a task never does it (it waits, and
+// the blocking calls refuse to run there anyway). Work queued after the
+// wait began is left to the worker, which the host wakes if it sleeps.
+// Measured on an idle 2-core machine (bench.py, 25 repeats): FIXME.
+bool Stream::runPendingHere(uint64_t target) {
+  {
+    std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+    lockBriefly(lock);
+    if (executing_.load() || pending_.empty()) {
+      return false;  // the worker has them, or they have run
+    }
+    executing_.store(true);
+    if (pending_.back().first <= target) {
+      hostBatch_.swap(pending_);
+    } else {
+      // Tasks queued after the wait began (by other threads) stay for the
+      // worker: the waiting thread runs what it waits for, no more.
+      const auto end = std::find_if(pending_.begin(), pending_.end(),
+                                    [&](const auto& queued) { return queued.first > target; });
+      std::move(pending_.begin(), end, std::back_inserter(hostBatch_));
+      pending_.erase(pending_.begin(), end);
+    }
+  }
+  {
+    const StreamWorkScope onStream(this);
+    runBatch(hostBatch_);
+  }
+  bool wake = false;
+  {
+    std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+    lockBriefly(lock);
+    executing_.store(false);
+    wake = workerSleeping_ && !pending_.empty();
+  }
+  if (wake) {
+    workCv_.notify_one();  // launched meanwhile: the worker's again
+  }
+  return true;
+}
+
+void Stream::waitIdle() {
+  waitFor(issued_.load());
+}
+
+void Stream::waitFor(uint64_t ticket) {
+  // Never a ticket not issued yet: it would wait for work nobody queued.
+  const uint64_t target = std::min(ticket, issued_.load());
+  const bool mayRun = !onWorkerThread();
+  const auto done = [&] { return finished_.load() >= target; };
+  // A hint, read without the lock (runPendingHere decides under it): tasks
+  // up to `target` that no thread has taken.
+  const auto runnable = [&] { return mayRun && !executing_.load() && started_.load() < target; };
+  for (;;) {
+    if (done()) {
+      return;
+    }
+    if (runnable() && runPendingHere(target)) {
+      continue;
+    }
+    // Note [accinte spin before sleeping]
+    if (!spinUntil([&] { return done() || runnable(); })) {
+      break;
+    }
+  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  ++doneWaiters_;
+  doneCv_.wait(lock, done);
+  --doneWaiters_;
+}
+// LITERALINCLUDE END: RUNTIME WAITING HOST RUNS THE QUEUE
 
 }  // namespace accinte

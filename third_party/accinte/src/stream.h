@@ -58,8 +58,10 @@ class Completion {
   std::chrono::steady_clock::time_point time_;
 };
 
-// A queue of tasks run in order by one worker thread, started at the first
-// enqueue. Every task gets a ticket (1, 2, ...) in queue order; the stream is
+// A queue of tasks run in order, one at a time, by one worker thread started
+// at the first enqueue, or by a host thread that waits for them (Note
+// [accinte a waiting host runs the queue]). Every task gets a ticket (1, 2,
+// ...) in queue order; the stream is
 // idle when the last ticket issued has *finished* running, not merely left the
 // queue. All members are thread-safe.
 class Stream : public std::enable_shared_from_this<Stream> {
@@ -111,14 +113,27 @@ class Stream : public std::enable_shared_from_this<Stream> {
 
   // True when every task issued so far has finished. Lock-free.
   bool idle() const;
-  // Blocks until every task queued before the call has finished.
+  // Blocks until every task queued before the call has finished. A host
+  // thread runs the tasks itself when nobody has started them yet: see Note
+  // [accinte a waiting host runs the queue].
   void waitIdle();
+  // Blocks until the task with `ticket` (and all before it) has finished, as
+  // waitIdle does; a ticket not issued yet counts as the last one issued.
+  void waitFor(uint64_t ticket);
   // Returns and clears the pending asynchronous error if a task with a ticket
   // <= `upTo` raised it; acSuccess otherwise. The first error wins until read.
   acError_t takeError(uint64_t upTo = UINT64_MAX);
 
  private:
   void runWorker();
+  // Runs a batch taken from pending_ (by the worker or a waiting host
+  // thread, whichever set executing_), publishing started_/finished_ and
+  // recording the first error; leaves `batch` empty.
+  void runBatch(std::vector<std::pair<uint64_t, Task>>& batch);
+  // On a host thread in waitIdle: takes the pending tasks up to ticket
+  // `target` and runs them, if no thread is running the stream's tasks;
+  // false (nothing run) otherwise.
+  bool runPendingHere(uint64_t target);
 
   const int device_;
   const int priority_;
@@ -134,6 +149,11 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // once by swapping this vector with its own (empty) one: neither side
   // allocates once both have grown to the usual burst.
   std::vector<std::pair<uint64_t, Task>> pending_;
+  // When the oldest task in pending_ was queued (Note [accinte launch latency]).
+  std::chrono::steady_clock::time_point pendingSince_;
+  // The batch a waiting host thread took (runPendingHere), kept for its
+  // capacity: one host thread at a time runs one (executing_).
+  std::vector<std::pair<uint64_t, Task>> hostBatch_;
   bool workerSleeping_ = false;
   acError_t error_ = acSuccess;
   uint64_t errorTicket_ = 0;
@@ -152,6 +172,26 @@ class Stream : public std::enable_shared_from_this<Stream> {
   alignas(64) std::atomic<uint64_t> issued_{0};
   alignas(64) std::atomic<uint64_t> started_{0};
   alignas(64) std::atomic<uint64_t> finished_{0};
+  // A thread (the worker, or a host thread in waitIdle) has taken tasks from
+  // pending_ and not finished them: nobody else may take any. Written under
+  // mutex_; read without it only as a hint, by spinning threads.
+  alignas(64) std::atomic<bool> executing_{false};
+};
+
+// Marks the calling host thread as running `stream`'s work while it lives:
+// tasks a waiting host runs (Note [accinte a waiting host runs the queue])
+// and a copy into pageable memory done on the calling thread. Inside, the
+// thread counts as the stream's worker: onWorkerThread() is true, and the
+// profiler puts what it records on the stream's row.
+class StreamWorkScope {
+ public:
+  explicit StreamWorkScope(const Stream* stream);
+  ~StreamWorkScope();
+  StreamWorkScope(const StreamWorkScope&) = delete;
+  StreamWorkScope& operator=(const StreamWorkScope&) = delete;
+
+ private:
+  const Stream* const previous_;
 };
 
 // ---- the stream registry (stream_api.cpp) ----------------------------------

@@ -12,7 +12,10 @@
  *     exactly as it would on real hardware, except inside the runtime's own
  *     access windows (memcpy, memset and launched kernels);
  *   - each stream owns one worker thread that runs the stream's queued tasks
- *     in order; a stream is busy until its last task has *finished*;
+ *     in order; a stream is busy until its last task has *finished*; a host
+ *     thread that waits for a stream runs the queued tasks nobody has
+ *     started itself, and the worker takes work that reached its idle stream
+ *     only after a launch latency (ACCINTE_LAUNCH_LATENCY_US, default 5 us);
  *   - the current device is per host thread, like CUDA's;
  *   - device memory is shared memory (a memfd per allocation), so another
  *     process can map it through an IPC handle (acIpcGetMemHandle).
@@ -31,9 +34,10 @@
  * non-sticky asynchronous errors.
  *
  * Threads: every call may be made from any host thread. Host functions and
- * kernels run on stream worker threads; there, calls that wait for streams
- * (the *Synchronize calls, acFree, acMemcpy, acMemset, acStreamDestroy) fail
- * with acErrorNotSupported instead of deadlocking.
+ * kernels run on the stream's worker thread, or on a host thread that waits
+ * for the stream; inside them, calls that wait for streams (the *Synchronize
+ * calls, acFree, acMemcpy, acMemset, acStreamDestroy) fail with
+ * acErrorNotSupported instead of deadlocking.
  */
 #ifndef ACCINTE_ACCINTE_H_
 #define ACCINTE_ACCINTE_H_
@@ -96,6 +100,12 @@ typedef enum acError {
   acErrorStreamCaptureUnjoined = 19, /* the capture ended while a stream
                                        that joined it had work no other
                                        stream of the capture waited for */
+  acErrorIpcDescriptorsExhausted = 20, /* no file descriptor left for IPC:
+                                       the runtime's budget of shareable
+                                       descriptors (half the soft
+                                       RLIMIT_NOFILE) is spent, or the system
+                                       refused one; destroy interprocess
+                                       events or close IPC memory first */
   acErrorUnknown = 999              /* an unexpected internal failure */
 } acError_t;
 // LITERALINCLUDE END: RUNTIME ERROR CODES
@@ -191,7 +201,7 @@ typedef enum acStreamCaptureStatus {
  * last replay using it has finished (required, as in CUDA). */
 #define acUserObjectNoDestructorSync 0x1u
 
-/* Host work run by a stream's worker (cudaHostFn_t). */
+/* Host work run in stream order (cudaHostFn_t). */
 typedef void (*acHostFn_t)(void* userData);
 /* A kernel: host work that may touch device memory and may fail. Return
  * nonzero to report acErrorLaunchFailure on the stream. */
@@ -279,7 +289,9 @@ ACCINTE_API ACCINTE_NODISCARD acError_t acIpcGetMemHandle(acIpcMemHandle_t* hand
  * this process's capacity, and cannot be released with acFree. `flags`: 0 or
  * acIpcMemLazyEnablePeerAccess. acErrorMapBufferObjectFailed if the memory is
  * gone or the handle is not one of ours; acErrorInvalidDevice if this process
- * has no such device. */
+ * has no such device; acErrorIpcDescriptorsExhausted if no descriptor is
+ * left to map it (each opening holds one until acIpcCloseMemHandle, within
+ * the budget of half the soft RLIMIT_NOFILE: open each handle once). */
 ACCINTE_API ACCINTE_NODISCARD acError_t acIpcOpenMemHandle(void** devPtr,
                                                          acIpcMemHandle_t handle,
                                                          unsigned int flags);
@@ -308,7 +320,10 @@ ACCINTE_API ACCINTE_NODISCARD acError_t acIpcGetEventHandle(acIpcEventHandle_t* 
  * from the waiting stream) instead of hanging; acEventQuery answers it too.
  * acErrorMapBufferObjectFailed if the event is gone (destroyed, exporter
  * exited) or the handle is not one of ours; acErrorInvalidValue for a NULL
- * `event`. */
+ * `event`; acErrorIpcDescriptorsExhausted if the exporter's page of events
+ * is not open in this process yet and no descriptor is left to open it (one
+ * descriptor per exporter page with events opened here, whatever their
+ * number: Note [IPC event pages]). */
 ACCINTE_API ACCINTE_NODISCARD acError_t acIpcOpenEventHandle(acEvent_t* event,
                                                            acIpcEventHandle_t handle);
 
@@ -426,7 +441,10 @@ ACCINTE_API unsigned int acCapturesUnderway(void);
 ACCINTE_API ACCINTE_NODISCARD acError_t acEventCreate(acEvent_t* event);
 /* `flags`: acEventDefault, or acEventDisableTiming optionally with
  * acEventInterprocess (acErrorInvalidValue for Interprocess alone or an
- * unknown flag). */
+ * unknown flag). An interprocess event takes a slot of a shared page, many
+ * events to a page and one descriptor per page (Note [IPC event pages]):
+ * acErrorIpcDescriptorsExhausted when every slot is taken and the
+ * descriptor budget allows no further page. */
 ACCINTE_API ACCINTE_NODISCARD acError_t acEventCreateWithFlags(acEvent_t* event,
                                                              unsigned int flags);
 /* Returns at once; records still pending complete (and, for an interprocess
@@ -454,7 +472,9 @@ ACCINTE_API ACCINTE_NODISCARD acError_t acEventElapsedTime(float* ms, acEvent_t 
  * A profiler enables the kinds it wants; the runtime then stamps one record
  * per operation of those kinds, in CLOCK_REALTIME nanoseconds (the clock of
  * PyTorch's c10::getTime and of Kineto), and keeps it until read:
- *   KERNEL / MEMCPY / MEMSET  on the stream's worker, around the work itself
+ *   KERNEL / MEMCPY / MEMSET  on the thread that runs the work for the
+ *                             stream (its worker, or a waiting host thread),
+ *                             around the work itself
  *                             (so a graph replay is recorded too); copies are
  *                             one record each, also when the copy engines
  *                             split them, with their byte count and

@@ -1,0 +1,172 @@
+"""A host thread that waits for a stream runs the work nobody has started
+(Note [accinte a waiting host runs the queue]), and an idle stream's worker
+takes new work only after the launch latency (Note [accinte launch latency]).
+
+Which thread runs a task is a race between the worker and the waiting host;
+the tests that need the host to win run in a fresh process whose launch
+latency (10 ms) leaves the host all the time it needs.
+"""
+
+import ctypes
+import threading
+
+from accinte_ctypes import (HOST_FN, KERNEL_FN, Err, Kind, check, malloc, run_ok,
+                            stream_create)
+
+LONG_LATENCY = {"ACCINTE_LAUNCH_LATENCY_US": "10000"}
+
+
+def test_each_kind_of_wait_runs_the_queued_work_on_the_waiting_thread():
+    out = run_ok("""
+        import threading, time
+        main = threading.get_ident()
+        ran_on = []
+        inner = []
+
+        @HOST_FN
+        def note_thread(_):
+            ran_on.append(threading.get_ident())
+            # Inside, the thread counts as the stream's: waits are refused.
+            inner.append(ac.acStreamSynchronize(stream))
+
+        stream = ctypes.c_void_p()
+        check(ac.acStreamCreate(ctypes.byref(stream)))
+        dev = ctypes.c_void_p()
+        check(ac.acMalloc(ctypes.byref(dev), 8))
+        host = ctypes.create_string_buffer(8)
+        event = ctypes.c_void_p()
+        check(ac.acEventCreate(ctypes.byref(event)))
+
+        check(ac.acLaunchHostFunc(stream, note_thread, None))
+        check(ac.acStreamSynchronize(stream))
+        check(ac.acLaunchHostFunc(stream, note_thread, None))
+        check(ac.acMemcpyAsync(host, dev, 8, Kind.DeviceToHost, stream))  # pageable: waits
+        check(ac.acLaunchHostFunc(stream, note_thread, None))
+        check(ac.acEventRecord(event, stream))
+        check(ac.acEventSynchronize(event))
+        check(ac.acLaunchHostFunc(stream, note_thread, None))
+        check(ac.acDeviceSynchronize())
+        assert ran_on == [main] * 4, (ran_on, main)
+        assert inner == [Err.NotSupported] * 4, inner
+        print("ok")
+    """, env=LONG_LATENCY)
+    assert out.strip() == "ok"
+
+
+def test_an_idle_worker_takes_new_work_after_the_launch_latency():
+    out = run_ok("""
+        import threading, time
+        ran_on = []
+
+        @HOST_FN
+        def note_thread(_):
+            ran_on.append(threading.get_ident())
+
+        stream = ctypes.c_void_p()
+        check(ac.acStreamCreate(ctypes.byref(stream)))
+        check(ac.acLaunchHostFunc(stream, note_thread, None))
+        check(ac.acStreamSynchronize(stream))  # the worker is up, and idle
+        started = time.monotonic()
+        check(ac.acLaunchHostFunc(stream, note_thread, None))
+        while ac.acStreamQuery(stream) == Err.NotReady:  # a query runs nothing
+            time.sleep(1e-4)
+        waited = time.monotonic() - started
+        assert ran_on[1] != threading.get_ident(), "the worker ran it"
+        assert waited >= 0.009, waited
+        print("ok")
+    """, env={**LONG_LATENCY, "ACCINTE_SPIN_US": "10000"})  # the worker spins, not sleeps
+    assert out.strip() == "ok"
+
+
+def test_work_a_task_queues_while_the_host_runs_it_is_left_to_the_worker():
+    out = run_ok("""
+        import threading, time
+        main = threading.get_ident()
+        ran_on = {}
+
+        @HOST_FN
+        def second(_):
+            ran_on["second"] = threading.get_ident()
+
+        @HOST_FN
+        def first(_):
+            ran_on["first"] = threading.get_ident()
+            check(ac.acLaunchHostFunc(stream, second, None))  # queued behind
+
+        stream = ctypes.c_void_p()
+        check(ac.acStreamCreate(ctypes.byref(stream)))
+        check(ac.acLaunchHostFunc(stream, first, None))
+        check(ac.acStreamSynchronize(stream))  # waits for `first` only
+        while ac.acStreamQuery(stream) == Err.NotReady:
+            time.sleep(1e-4)
+        assert ran_on["first"] == main and ran_on["second"] != main, (ran_on, main)
+        print("ok")
+    """, env=LONG_LATENCY)
+    assert out.strip() == "ok"
+
+
+def test_a_kernel_error_from_work_the_host_ran_is_reported_once():
+    out = run_ok("""
+        @KERNEL_FN
+        def failing(_):
+            return Err.InvalidValue
+
+        stream = ctypes.c_void_p()
+        check(ac.acStreamCreate(ctypes.byref(stream)))
+        check(ac.acLaunchKernel(stream, failing, None))
+        assert ac.acStreamSynchronize(stream) == Err.LaunchFailure
+        check(ac.acStreamSynchronize(stream))
+        print("ok")
+    """, env=LONG_LATENCY)
+    assert out.strip() == "ok"
+
+
+def test_a_running_task_is_not_taken_over_and_order_holds(ac):
+    # The worker runs the gate; a wait started meanwhile may run what follows
+    # it, never alongside it.
+    stream = stream_create(ac)
+    order = []
+    release = threading.Event()
+    started = threading.Event()
+
+    @HOST_FN
+    def gate(_):
+        started.set()
+        release.wait(10)
+        order.append("gate")
+
+    @HOST_FN
+    def after(_):
+        order.append("after")
+
+    check(ac.acLaunchHostFunc(stream, gate, None))
+    assert started.wait(10)
+    check(ac.acLaunchHostFunc(stream, after, None))
+    threading.Timer(0.05, release.set).start()
+    check(ac.acStreamSynchronize(stream))
+    assert order == ["gate", "after"]
+    check(ac.acStreamDestroy(stream))
+
+
+def test_with_the_default_latency_a_prompt_wait_runs_the_work(ac):
+    # What .item() relies on: a copy into pageable memory right after the
+    # launch finds the work untaken (nearly always; retried).
+    stream = stream_create(ac)
+    main = threading.get_ident()
+    ran_on = []
+
+    @KERNEL_FN
+    def note_thread(_):
+        ran_on.append(threading.get_ident())
+        return Err.Success
+
+    dev = malloc(ac, 8)
+    host = ctypes.create_string_buffer(8)
+    for _ in range(200):
+        check(ac.acLaunchKernel(stream, note_thread, None))
+        check(ac.acMemcpyAsync(host, dev, 8, Kind.DeviceToHost, stream))
+        if ran_on[-1] == main:
+            break
+    assert ran_on[-1] == main, "no prompt wait ran the kernel"
+    check(ac.acFree(dev))
+    check(ac.acStreamDestroy(stream))
