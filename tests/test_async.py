@@ -236,3 +236,19 @@ def test_reused_aliases_follow_a_moved_storage():
     x.untyped_storage().resize_(1 << 20)
     x.add_(1)
     assert x.tolist() == [2.0] * 4
+
+
+def test_reused_scalars_follow_the_value():
+    # The `1` of x.add_(1) reaches the fallback as a 0-dim CPU tensor, which
+    # the fallback may pass again for an equal scalar of a later call.
+    x = torch.zeros(4, device="accinte")
+    for step in range(1, 7):
+        x.add_(step % 3)
+        torch.accinte.synchronize()
+        x.mul_(2.5 if step % 2 else 2)
+        torch.accinte.synchronize()
+    expected = torch.zeros(4)
+    for step in range(1, 7):
+        expected.add_(step % 3)
+        expected.mul_(2.5 if step % 2 else 2)
+    torch.testing.assert_close(x.cpu(), expected, rtol=0, atol=0)

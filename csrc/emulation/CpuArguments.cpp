@@ -7,6 +7,10 @@
 #include <csrc/emulation/FallbackCommon.h>
 #include <csrc/emulation/LayoutAlias.h>
 
+#include <array>
+#include <atomic>
+#include <cstring>
+
 namespace at::native::accinte {
 namespace {
 
@@ -115,6 +119,41 @@ void materialize_written(const c10::FunctionSchema& schema, c10::ArrayRef<c10::I
   }
 }
 
+// A wrapped number (a Python scalar the bindings made a 0-dim CPU tensor of:
+// the `1` of x.add_(1)) equal to `number` that an earlier call of this
+// thread passed and nothing holds any more, else `number`, kept for later
+// calls (Note [accinte alias reuse]): the kernel then reads a scalar the
+// worker has seen before rather than one the launching thread just made.
+// Nothing but the bindings sees a wrapped number, and no kernel writes one.
+at::Tensor reusable_wrapped_number(const at::Tensor& number) {
+  constexpr size_t kCachedNumbers = 4;
+  thread_local std::array<at::Tensor, kCachedNumbers> cache;
+  thread_local size_t next = 0;
+  const c10::TensorImpl* impl = number.unsafeGetTensorImpl();
+  if (!number.is_cpu() || impl->dim() != 0 || number.requires_grad() ||
+      !impl->has_storage() || number.is_conj() || number.is_neg()) {
+    return number;
+  }
+  const size_t itemsize = number.itemsize();
+  const void* value = number.const_data_ptr();
+  for (const at::Tensor& cached : cache) {
+    if (cached.defined() && cached.use_count() == 1 && cached.storage().use_count() == 1) {
+      // Pairs with the release of the last other reference (see the Note).
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (cached.key_set() == number.key_set() && cached.dtype() == number.dtype() &&
+          cached.storage().nbytes() == number.storage().nbytes() &&
+          cached.unsafeGetTensorImpl()->is_wrapped_number() &&
+          cached.unsafeGetTensorImpl()->autograd_meta() == nullptr &&
+          std::memcmp(cached.const_data_ptr(), value, itemsize) == 0) {
+        return cached;
+      }
+    }
+  }
+  cache[next] = number;
+  next = (next + 1) % kCachedNumbers;
+  return number;
+}
+
 at::Tensor with_grad_flag(at::Tensor host, const at::Tensor& t) {
   if (t.requires_grad()) {
     host.set_requires_grad(true);
@@ -157,7 +196,8 @@ bool fill_cpu_arguments(CpuArguments& cpu, const c10::FunctionSchema& schema,
     materialize_written(schema, args);
   }
   // Aliases given requires_grad (with `components`) are never shared.
-  HostStorages storages(memory, max_bytes, /*reuse=*/!components);
+  const bool reuse = memory == HostMemory::kDevice && !components;
+  HostStorages storages(memory, max_bytes, reuse);
   bool complete = true;
   for (size_t i = 0; i < args.size(); ++i) {
     const c10::AliasInfo* alias = schema.arguments()[i].alias_info();
@@ -169,7 +209,9 @@ bool fill_cpu_arguments(CpuArguments& cpu, const c10::FunctionSchema& schema,
     }
     cpu.stack.push_back(map_tensors(value, [&](const at::Tensor& t) -> at::Tensor {
       if (!t.defined() || !t.is_privateuseone()) {
-        return t;
+        return reuse && t.defined() && t.unsafeGetTensorImpl()->is_wrapped_number()
+                   ? reusable_wrapped_number(t)
+                   : t;
       }
       if (has_components(t)) {
         complete = complete && memory == HostMemory::kDevice;

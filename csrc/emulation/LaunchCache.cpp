@@ -17,7 +17,8 @@ namespace {
 // Every asynchronous launch looks its signature up, from any thread, while
 // records are added only by first calls. The records live in one map under
 // a mutex; each launching thread keeps its own copy of the entries it has
-// looked up, and a hit there (every call of a steady state) takes no lock.
+// looked up, and a hit there (every call of a steady state) takes no lock;
+// the signature it found last is compared first, without hashing the key.
 // A record is immutable once made. The generation counts the changes that
 // could make a thread's copy wrong (a signature recorded again, the map
 // cleared); a thread whose copy is of an older generation drops it.
@@ -38,6 +39,10 @@ std::atomic<uint64_t> g_generation{0}; // changed under g_mutex
 struct ThreadRecords {
   uint64_t generation = 0;
   Records records;
+  // The last signature found and its record: a loop launches one signature
+  // over and over, and comparing keys costs less than hashing one.
+  std::string last_signature;
+  std::shared_ptr<const LaunchRecord> last_record;
 };
 
 // Builds one signature; remembers the storages seen so far.
@@ -190,9 +195,15 @@ std::shared_ptr<const LaunchRecord> lookup_launch(const std::string& signature) 
   const uint64_t generation = g_generation.load(std::memory_order_acquire);
   if (mine.generation != generation) {
     mine.records.clear();
+    mine.last_record.reset();
     mine.generation = generation;
   }
+  if (mine.last_record != nullptr && signature == mine.last_signature) {
+    return mine.last_record;
+  }
   if (const auto it = mine.records.find(signature); it != mine.records.end()) {
+    mine.last_signature = signature;
+    mine.last_record = it->second;
     return it->second;
   }
   std::shared_ptr<const LaunchRecord> record;
