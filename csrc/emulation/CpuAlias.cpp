@@ -135,7 +135,7 @@ at::Tensor cpu_alias_in(const at::Tensor& t, const c10::Storage& storage) {
 // the bindings make of the `1` in x.add_(1), see reusable_wrapped_number in
 // CpuArguments.cpp): the launching thread keeps the last few it passed, and
 // passes one again, by value and dtype, once nothing else holds it. The
-// worker then reads a scalar it has read before: on an idle 2-core machine
+// worker then reads a scalar it has read before: on a quiet 2-core machine
 // (6 interleaved runs of 11 repeats) the small in-place op took 3.24 us
 // with it and 3.39 us without (the CPU: 2.55 us).
 namespace {
