@@ -115,6 +115,66 @@ def test_a_waiting_thread_that_runs_another_threads_kernel_keeps_its_thread_coun
     assert out.stdout.strip() == "ok"
 
 
+# A host thread that synchronizes may be inside what a worker never is; the
+# kernels it runs for the stream must not see it. A long launch latency
+# leaves the waiting thread the time to run them.
+ABOVE_THE_BACKEND = """
+import threading, torch, torch_accinte
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.overrides import TorchFunctionMode
+from torch.profiler import ProfilerActivity, profile
+from torch.utils._python_dispatch import TorchDispatchMode
+
+ran_on = []
+
+@torch.library.custom_op("accinte_test::negated", mutates_args=(), device_types="cpu")
+def negated(x: torch.Tensor) -> torch.Tensor:
+    ran_on.append(threading.get_ident())
+    return torch.neg(x)
+
+class Seen:
+    def __init__(self):
+        self.ops = []
+
+class LogDispatch(TorchDispatchMode, Seen):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+class LogFunction(TorchFunctionMode, Seen):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.ops.append(getattr(func, "__name__", str(func)))
+        return func(*args, **(kwargs or {}))
+
+x = torch.arange(64.0, device="accinte")
+negated(x)  # the first call of the signature, checked at the call
+torch.accinte.synchronize()
+for name, scope in [("fake", FakeTensorMode), ("dispatch", LogDispatch),
+                    ("function", LogFunction)]:
+    for _ in range(3):
+        y = negated(x) * 2 + 1
+        mode = scope()
+        with mode:
+            torch.accinte.synchronize()
+        assert ran_on[-1] == threading.get_ident(), name
+        assert not getattr(mode, "ops", []), (name, mode.ops)
+        assert torch.equal(y.cpu(), -torch.arange(64.0) * 2 + 1), name
+y = negated(x)
+with profile(activities=[ProfilerActivity.CPU]) as recording:
+    torch.accinte.synchronize()
+assert ran_on[-1] == threading.get_ident()
+names = [e.name for e in recording.events()]
+assert "aten::neg" not in names, names
+print("ok")
+"""
+
+
+def test_kernels_a_waiting_thread_runs_see_none_of_its_modes(run_python):
+    out = run_python(ABOVE_THE_BACKEND, env={"ACCINTE_LAUNCH_LATENCY_US": "10000"})
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip() == "ok"
+
+
 def test_grad_mode():
     with torch.no_grad():
         assert not seen_in_kernel()["grad"]

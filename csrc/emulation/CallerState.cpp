@@ -22,6 +22,12 @@
 // A host thread that waits for the stream may run the kernel itself (Note
 // [accinte a waiting host runs the queue]): the guard gives it the caller's
 // state for the kernel and its own back afterwards, thread count included.
+// Such a thread may also be inside what a worker never is: a dispatch mode
+// (FakeTensorMode, a logging mode), a torch function mode, a profiler
+// recording this thread, torch.synchronize() called under any of them. The
+// kernel's own CPU operators must not reach those (under FakeTensorMode
+// they crashed the process): WorkerStateGuard first gives the thread the
+// state of a fresh thread, as the worker's is.
 //
 // Deterministic algorithms, the default dtype and matmul precision are
 // process-wide (at::globalContext()) and need no carrying. The included
@@ -33,8 +39,14 @@
 #include <csrc/emulation/CallerState.h>
 
 #include <ATen/Parallel.h>
+#include <ATen/PythonTorchFunctionTLS.h>
 #include <ATen/autocast_mode.h>
+#include <ATen/record_function.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
+#include <c10/core/impl/PythonDispatcherTLS.h>
+#include <c10/core/impl/TorchDispatchModeTLS.h>
+
+#include <thread>
 
 #if defined(__SSE__) || defined(_M_X64)
 #include <xmmintrin.h>
@@ -190,6 +202,35 @@ CallerStateGuard::~CallerStateGuard() {
   }
   if ((replaced_ & kDenormal) != 0) {
     set_denormal_flags(own_.denormal_flags_);
+  }
+}
+
+namespace {
+
+// Whether the calling thread has state above the backend that a worker
+// never has (see WorkerStateGuard). Thread-local reads only.
+bool above_the_backend() {
+  return !c10::impl::tls_local_dispatch_key_set().included_.empty() ||
+      c10::impl::TorchDispatchModeTLS::stack_len() > 0 ||
+      at::impl::PythonTorchFunctionTLS::stack_len() > 0 ||
+      c10::impl::PythonDispatcherTLS::get_state() != nullptr || at::hasThreadLocalCallbacks();
+}
+
+// The thread-local state of a thread that never ran anything: a worker's.
+const at::ThreadLocalState& fresh_thread_state() {
+  static const at::ThreadLocalState* const state = [] {
+    const at::ThreadLocalState* captured = nullptr;
+    std::thread([&] { captured = new at::ThreadLocalState(); }).join();
+    return captured; // never freed: kernels may run until the process exits
+  }();
+  return *state;
+}
+
+} // namespace
+
+WorkerStateGuard::WorkerStateGuard() {
+  if (above_the_backend()) {
+    worker_state_.emplace(fresh_thread_state());
   }
 }
 

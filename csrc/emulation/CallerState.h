@@ -3,9 +3,12 @@
 // the thread that launched it. See Note [accinte kernels see their caller's
 // state].
 
+#include <ATen/ThreadLocalState.h>
 #include <c10/core/AutogradState.h>
 #include <c10/core/DispatchKeySet.h>
 #include <c10/core/ScalarType.h>
+
+#include <optional>
 
 namespace at::native::accinte {
 
@@ -51,6 +54,24 @@ class CallerStateGuard {
   CallerState own_;                // the replaced parts of the thread's own state
   c10::DispatchKeySet own_included_;
   unsigned replaced_ = 0;          // which parts (CallerState.cpp's Part)
+};
+
+/// RAII: gives a host thread that runs a queued kernel itself (Note
+/// [accinte a waiting host runs the queue]) the state of a stream worker
+/// for the kernel's span: nothing of what lives above the backend, where a
+/// kernel runs on the worker and as a CUDA kernel runs (no dispatch or
+/// function modes, no included dispatch keys, no thread-local profiler
+/// callbacks, no Python dispatcher), and restores the thread's own at exit.
+/// Free on a thread that has none of it, as a worker never has. Apply it
+/// before CallerStateGuard, which then sets the caller's state on top.
+class WorkerStateGuard {
+ public:
+  WorkerStateGuard();
+  WorkerStateGuard(const WorkerStateGuard&) = delete;
+  WorkerStateGuard& operator=(const WorkerStateGuard&) = delete;
+
+ private:
+  std::optional<at::ThreadLocalStateGuard> worker_state_;
 };
 
 } // namespace at::native::accinte

@@ -79,8 +79,10 @@ struct CollectWarnings final : c10::WarningHandler {
   std::vector<c10::Warning> warnings;
 };
 
-/// RAII scope of a CPU kernel running for a fallback on a stream's worker:
-/// the thread-local state of the thread that launched it (`caller`, see
+/// RAII scope of a CPU kernel running for a fallback on a stream's worker
+/// (or a host thread that runs the stream's work: it gets a worker's state
+/// first, WorkerStateGuard): the thread-local state of the thread that
+/// launched it (`caller`, see
 /// Note [accinte kernels see their caller's state]), with the autograd keys
 /// excluded (autograd already ran on the calling thread; the kernel is plain
 /// computation), and warnings sent to `warnings`, by default nowhere. A
@@ -100,6 +102,7 @@ class CpuKernelScope {
     return handler;
   }
 
+  WorkerStateGuard worker_; // first: the caller's state goes on top
   CallerStateGuard caller_;
   c10::WarningUtils::WarningHandlerGuard warnings_;
 };

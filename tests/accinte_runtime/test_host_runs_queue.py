@@ -107,14 +107,19 @@ def test_work_a_task_queues_while_the_host_runs_it_is_left_to_the_worker():
 
 def test_a_kernel_error_from_work_the_host_ran_is_reported_once():
     out = run_ok("""
+        import threading
+        ran_on = []
+
         @KERNEL_FN
         def failing(_):
+            ran_on.append(threading.get_ident())
             return Err.InvalidValue
 
         stream = ctypes.c_void_p()
         check(ac.acStreamCreate(ctypes.byref(stream)))
         check(ac.acLaunchKernel(stream, failing, None))
         assert ac.acStreamSynchronize(stream) == Err.LaunchFailure
+        assert ran_on == [threading.get_ident()], ran_on
         check(ac.acStreamSynchronize(stream))
         print("ok")
     """, env=LONG_LATENCY)

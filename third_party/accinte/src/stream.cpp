@@ -441,7 +441,6 @@ bool Stream::runPendingHere(uint64_t target) {
     if (executing_.load() || pending_.empty()) {
       return false;  // the worker has them, or they have run
     }
-    executing_.store(true);
     if (pending_.back().first <= target) {
       hostBatch_.swap(pending_);
     } else {
@@ -449,9 +448,11 @@ bool Stream::runPendingHere(uint64_t target) {
       // worker: the waiting thread runs what it waits for, no more.
       const auto end = std::find_if(pending_.begin(), pending_.end(),
                                     [&](const auto& queued) { return queued.first > target; });
+      hostBatch_.reserve(static_cast<size_t>(end - pending_.begin()));  // may throw: nothing moved yet
       std::move(pending_.begin(), end, std::back_inserter(hostBatch_));
       pending_.erase(pending_.begin(), end);
     }
+    executing_.store(true);
   }
   {
     const StreamWorkScope onStream(this);

@@ -164,11 +164,12 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // wake them only when there are any.
   std::atomic<uint32_t> doneWaiters_{0};
   std::atomic<uint32_t> roomWaiters_{0};
-  // Tickets handed out (written under mutex_), the ticket of the task the
-  // worker started last, and of the task that returned last (written by the
-  // worker alone, without the lock). Each on a cache line of its own (the
-  // last one too, so that nothing else shares it), so that a spinning
-  // reader does not take from the writer the line it writes next.
+  // Tickets handed out (written under mutex_), the ticket of the task
+  // started last, and of the task that returned last (written without the
+  // lock by the one thread that holds executing_). Each on a cache line of
+  // its own (executing_ too, the last, so that nothing else shares it), so
+  // that a spinning reader does not take from the writer the line it writes
+  // next.
   alignas(64) std::atomic<uint64_t> issued_{0};
   alignas(64) std::atomic<uint64_t> started_{0};
   alignas(64) std::atomic<uint64_t> finished_{0};
