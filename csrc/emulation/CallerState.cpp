@@ -210,7 +210,8 @@ namespace {
 // Whether the calling thread has state above the backend that a worker
 // never has (see WorkerStateGuard). Thread-local reads only.
 bool above_the_backend() {
-  return !c10::impl::tls_local_dispatch_key_set().included_.empty() ||
+  // Every thread includes BackendSelect and ADInplaceOrView by default.
+  return !(c10::impl::tls_local_dispatch_key_set().included_ - c10::default_included_set).empty() ||
       c10::impl::TorchDispatchModeTLS::stack_len() > 0 ||
       at::impl::PythonTorchFunctionTLS::stack_len() > 0 ||
       c10::impl::PythonDispatcherTLS::get_state() != nullptr || at::hasThreadLocalCallbacks();
