@@ -19,7 +19,7 @@ constexpr size_t kDefaultDeviceMemory = size_t{4} << 30;
 constexpr size_t kDefaultLaunchQueueDepth = 1024;
 constexpr size_t kMaxLaunchQueueDepth = size_t{1} << 20;
 constexpr int kDefaultSpinMicroseconds = 50;
-constexpr int kDefaultLaunchLatencyMicroseconds = 5;
+constexpr int kDefaultLaunchLatencyMicroseconds = 20;
 constexpr int kMaxMicroseconds = 10000;
 
 // ACCINTE_DEVICE_COUNT: a decimal integer in [1, ACCINTE_MAX_DEVICE_COUNT].

@@ -77,16 +77,20 @@ bool spinUntil(Ready&& ready) {
 // A GPU starts a kernel launched on an idle stream some microseconds after
 // the launch call returns. An accinte stream does the same: its worker
 // takes work that reached an idle stream no sooner than
-// ACCINTE_LAUNCH_LATENCY_US (default 5) after the launch that queued it,
+// ACCINTE_LAUNCH_LATENCY_US (default 20) after the launch that queued it,
 // yielding the processor meanwhile. In that window a host thread that comes
 // to wait for the stream (an .item() right after the operator that computed
 // the value) finds the work untaken and runs it itself (Note [accinte a
-// waiting host runs the queue]). Without the latency the spinning worker
-// took a small kernel within a microsecond, and the host, arriving a
-// microsecond or two later, found it running on the other core about one
-// time in four on a loaded machine, and more often on an idle one. A busy
-// stream has no latency: the worker takes the next batch as soon as it has
-// run the last. 0 takes work at once.
+// waiting host runs the queue]). The host reaches the wait a few
+// microseconds after the enqueue: the launch finishes, Python returns, and
+// .item() dispatches. Measured on the idle 2-core machine (bench.py --only
+// item, 15 repeats, two runs each), the .item() round trip was 2.60x and
+// 2.65x the CPU's with no latency, 2.43x and 2.51x at 5 us, 2.27x and 2.30x
+// at 10, 2.24x and 2.19x at 20, 2.20x and 2.25x at 50. The cost is the
+// latency itself, seen only by a program that polls an idle stream's work
+// (queries, another stream waiting on an event). A busy stream has none:
+// the worker takes the next batch as soon as it has run the last. 0 takes
+// work at once.
 
 // Yields the processor until `due`.
 void yieldUntil(std::chrono::steady_clock::time_point due) {
@@ -433,7 +437,11 @@ void Stream::runWorker() {
 // stream row). A thread already inside a task never does it (it waits, and
 // the blocking calls refuse to run there anyway). Work queued after the
 // wait began is left to the worker, which the host wakes if it sleeps.
-// Measured on an idle 2-core machine (bench.py, 25 repeats): FIXME.
+// Measured on the 2-core machine at a load of 2 to 4, interleaved with the
+// tree before (bench.py --only item, 15 repeats, three runs each, the
+// launch latency at 5 us): the .item() round trip went from 3.14x, 3.00x
+// and 3.09x the CPU's to 2.11x, 2.17x and 2.07x. On the idle machine the
+// worker is quicker to take the work, hence Note [accinte launch latency].
 bool Stream::runPendingHere(uint64_t target) {
   {
     std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);

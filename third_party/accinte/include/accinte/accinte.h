@@ -15,7 +15,7 @@
  *     in order; a stream is busy until its last task has *finished*; a host
  *     thread that waits for a stream runs the queued tasks nobody has
  *     started itself, and the worker takes work that reached its idle stream
- *     only after a launch latency (ACCINTE_LAUNCH_LATENCY_US, default 5 us);
+ *     only after a launch latency (ACCINTE_LAUNCH_LATENCY_US, default 20 us);
  *   - the current device is per host thread, like CUDA's;
  *   - device memory is shared memory (a memfd per allocation), so another
  *     process can map it through an IPC handle (acIpcGetMemHandle).
