@@ -2,8 +2,9 @@
 // Launching host code as a kernel on an accinte stream.
 //
 // A kernel is a C++ callable queued with acLaunchKernel: it runs later, in
-// stream order, on the stream's worker thread, inside the runtime's access
-// window over device memory (so it may read and write device pointers even
+// stream order, on the stream's worker thread (or on a host thread that
+// waits for the stream: Note [accinte a waiting host runs the queue]),
+// inside the runtime's access window over device memory (so it may read and write device pointers even
 // in strict mode). It does not capture owning references to device tensors:
 // their memory would stay allocated until a host thread releases the
 // closure (see the Note below), and nothing needs it to. Capture raw pointers
@@ -51,7 +52,7 @@ class RetiredKernels;
 class KernelClosure {
  public:
   virtual ~KernelClosure() = default;
-  /// Runs the kernel's body, on the stream's worker; may throw.
+  /// Runs the kernel's body, on the thread running the stream's work; may throw.
   virtual void run() = 0;
 
  private:
