@@ -134,6 +134,15 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // `target` and runs them, if no thread is running the stream's tasks;
   // false (nothing run) otherwise.
   bool runPendingHere(uint64_t target);
+  // On the idle worker: spins until the doorbell moves past `rung` with work
+  // that no waiting host has run by the launch latency (true), or for
+  // config().spinMicroseconds without (false). Note [accinte worker doorbell].
+  bool awaitDoorbell(uint64_t rung, std::chrono::microseconds latency) const;
+  // Rings the doorbell: pending_ just got work the idle worker should look
+  // at. Under mutex_.
+  void ringDoorbell();
+  // When the oldest task in pending_ was queued (Note [accinte launch latency]).
+  std::chrono::steady_clock::time_point pendingSince() const;
 
   const int device_;
   const int priority_;
@@ -149,8 +158,6 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // once by swapping this vector with its own (empty) one: neither side
   // allocates once both have grown to the usual burst.
   std::vector<std::pair<uint64_t, Task>> pending_;
-  // When the oldest task in pending_ was queued (Note [accinte launch latency]).
-  std::chrono::steady_clock::time_point pendingSince_;
   // The batch a waiting host thread took (runPendingHere), kept for its
   // capacity: one host thread at a time runs one (executing_).
   std::vector<std::pair<uint64_t, Task>> hostBatch_;
@@ -177,6 +184,13 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // pending_ and not finished them: nobody else may take any. Written under
   // mutex_; read without it only as a hint, by spinning threads.
   alignas(64) std::atomic<bool> executing_{false};
+  // Note [accinte worker doorbell]: the one line an idle worker reads while
+  // it spins. doorbell_ counts rings (written under mutex_); pendingSince_
+  // is when the oldest task in pending_ was queued, as steady_clock ticks
+  // (Note [accinte launch latency]; written under mutex_, read without it
+  // by the worker once rung).
+  alignas(64) std::atomic<uint64_t> doorbell_{0};
+  std::atomic<std::chrono::steady_clock::rep> pendingSince_{0};
 };
 
 // Marks the calling host thread as running `stream`'s work while it lives:
