@@ -461,8 +461,8 @@ bool Stream::awaitDoorbell(uint64_t rung, std::chrono::microseconds latency) con
     }
     rung = doorbell_.load();
     yieldUntil(pendingSince() + latency);  // Note [accinte launch latency]
-    if (!idle()) {
-      return true;  // work the host has not run: the worker's to take
+    if (!idle() || stopping_.load()) {
+      return true;  // work the host has not run, or the end: the worker's to see
     }
   }
 }

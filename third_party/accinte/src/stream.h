@@ -164,7 +164,8 @@ class Stream : public std::enable_shared_from_this<Stream> {
   bool workerSleeping_ = false;
   acError_t error_ = acSuccess;
   uint64_t errorTicket_ = 0;
-  bool stopping_ = false;
+  // Written under mutex_; read without it by the idle worker once rung.
+  std::atomic<bool> stopping_{false};
   std::shared_ptr<Capture> capture_;
   std::thread worker_;
   // Host threads asleep on doneCv_ / roomCv_: the worker takes the lock to
