@@ -6,6 +6,7 @@
 #include "graph.h"
 
 #include <pthread.h>
+#include <sys/prctl.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -72,6 +73,21 @@ bool spinUntil(Ready&& ready) {
 }
 // LITERALINCLUDE END: RUNTIME SPIN BEFORE SLEEPING
 
+// Like spinUntil, but sleeps `step` between reads: for the idle worker,
+// whose launch latency lets it look at the doorbell only that often.
+template <class Ready>
+bool dozeUntil(Ready&& ready, std::chrono::microseconds step) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::microseconds(config().spinMicroseconds);
+  while (!ready()) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return false;
+    }
+    std::this_thread::sleep_for(step);
+  }
+  return true;
+}
+
 // Note [accinte launch latency]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // A GPU starts a kernel launched on an idle stream some microseconds after
@@ -96,6 +112,15 @@ bool spinUntil(Ready&& ready) {
 void yieldUntil(std::chrono::steady_clock::time_point due) {
   while (std::chrono::steady_clock::now() < due) {
     std::this_thread::yield();
+  }
+}
+
+// Sleeps until `due`: the processor is free meanwhile, for the host thread
+// or whatever else runs on it. The worker's timer slack is 1 us (runWorker),
+// so the sleep ends within microseconds of `due`, not the default 50.
+void sleepUntil(std::chrono::steady_clock::time_point due) {
+  if (std::chrono::steady_clock::now() < due) {
+    std::this_thread::sleep_until(due);
   }
 }
 
@@ -371,6 +396,7 @@ void Stream::runWorker() {
   char name[16];
   std::snprintf(name, sizeof name, "accinte-dev%d", device_);
   (void)pthread_setname_np(pthread_self(), name);  // cosmetic: for debuggers and top
+  (void)prctl(PR_SET_TIMERSLACK, 1000UL);  // a 1 us slack for sleepUntil
 
   const auto latency = std::chrono::microseconds(config().launchLatencyMicroseconds);
   std::vector<std::pair<uint64_t, Task>> batch;
@@ -446,7 +472,9 @@ void Stream::runWorker() {
 // the host's lines. Measured on the idle 2-core machine, interleaved (the
 // .item() round trip, 100k iterations, three runs each): FIGURES.
 void Stream::ringDoorbell() {
-  doorbell_.fetch_add(1);
+  rungTicket_.store(pending_.empty() ? issued_.load() + 1 : pending_.front().first,
+                    std::memory_order_relaxed);
+  doorbell_.fetch_add(1);  // after the stores it publishes
 }
 
 std::chrono::steady_clock::time_point Stream::pendingSince() const {
@@ -455,14 +483,18 @@ std::chrono::steady_clock::time_point Stream::pendingSince() const {
 }
 
 bool Stream::awaitDoorbell(uint64_t rung, std::chrono::microseconds latency) const {
+  const auto rang = [&] { return doorbell_.load() != rung; };
   for (;;) {
-    if (!spinUntil([&] { return doorbell_.load() != rung; })) {
+    if (!(latency.count() == 0 ? spinUntil(rang) : dozeUntil(rang, latency))) {
       return false;
     }
     rung = doorbell_.load();
-    yieldUntil(pendingSince() + latency);  // Note [accinte launch latency]
-    if (!idle() || stopping_.load()) {
-      return true;  // work the host has not run, or the end: the worker's to see
+    // The first task queued since that ring (or a later one: then the test
+    // below is only more eager).
+    const uint64_t first = rungTicket_.load(std::memory_order_relaxed);
+    sleepUntil(pendingSince() + latency);  // Note [accinte launch latency]
+    if (started_.load() < first || stopping_.load()) {
+      return true;  // nobody has taken it, or the end: the worker's to see
     }
   }
 }

@@ -192,6 +192,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // by the worker once rung).
   alignas(64) std::atomic<uint64_t> doorbell_{0};
   std::atomic<std::chrono::steady_clock::rep> pendingSince_{0};
+  std::atomic<uint64_t> rungTicket_{0};  // the first task pending at the last ring
 };
 
 // Marks the calling host thread as running `stream`'s work while it lives:
