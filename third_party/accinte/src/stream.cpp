@@ -35,8 +35,10 @@ acError_t runTask(const Stream::Task& task) noexcept {
 // Note [accinte spin before sleeping]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // A host thread waiting for a stream (a synchronisation, .item()) and a
-// worker waiting for its next task both spin for a short while before they
-// sleep on their condition variable, as CUDA's default schedule
+// worker waiting for its next task both wait for a short while before they
+// sleep on their condition variable (the worker dozes on its doorbell
+// instead of spinning when it has a launch latency: Note [accinte worker
+// doorbell]), as CUDA's default schedule
 // (cudaDeviceScheduleAuto) spins before it blocks. Waking a sleeping thread
 // costs a futex call on each side and a trip through the scheduler: tens of
 // microseconds on a busy machine, more than a small kernel runs. While the
