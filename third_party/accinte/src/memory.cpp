@@ -157,9 +157,11 @@ AllocationTable& allocationTable() {
   return *table;
 }
 
-AllocationRef findAllocation(const void* p) {
+namespace {
+
+// findAllocation; the caller holds allocationTableMutex().
+AllocationRef findAllocationLocked(const void* p) {
   const auto at = reinterpret_cast<uintptr_t>(p);
-  std::lock_guard<std::mutex> lock(allocationTableMutex());
   const auto& byBase = allocationTable().byBase;
   auto it = byBase.upper_bound(at);  // first allocation starting after p
   if (it == byBase.begin()) {
@@ -168,6 +170,19 @@ AllocationRef findAllocation(const void* p) {
   --it;
   const Allocation& a = *it->second;
   return at - it->first < a.size ? it->second : nullptr;
+}
+
+}  // namespace
+
+AllocationRef findAllocation(const void* p) {
+  std::lock_guard<std::mutex> lock(allocationTableMutex());
+  return findAllocationLocked(p);
+}
+
+void findAllocations(const void* p, AllocationRef* ofP, const void* q, AllocationRef* ofQ) {
+  std::lock_guard<std::mutex> lock(allocationTableMutex());
+  *ofP = findAllocationLocked(p);
+  *ofQ = findAllocationLocked(q);
 }
 
 }  // namespace accinte

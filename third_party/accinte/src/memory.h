@@ -102,6 +102,8 @@ AllocationRef unregisterDevice(void* p);
 // The live allocation containing `p` (interior pointers included), or null.
 // Takes allocationTableMutex().
 AllocationRef findAllocation(const void* p);
+// findAllocation of two pointers (a copy's ends), under one lock.
+void findAllocations(const void* p, AllocationRef* ofP, const void* q, AllocationRef* ofQ);
 
 // Strict mode: makes the allocation's protection match its windows (read/write
 // while any window covers it, PROT_NONE otherwise). Caller holds
@@ -115,7 +117,8 @@ acError_t updateProtection(Allocation& allocation);
 // accessible, the last to close protects it again. Free outside strict mode.
 class AccessWindow {
  public:
-  explicit AccessWindow(std::vector<AllocationRef> allocations);
+  // Over allocations[0, count); null entries are skipped.
+  AccessWindow(const AllocationRef* allocations, size_t count);
   ~AccessWindow();
   AccessWindow(const AccessWindow&) = delete;
   AccessWindow& operator=(const AccessWindow&) = delete;
