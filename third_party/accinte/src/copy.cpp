@@ -203,7 +203,8 @@ acError_t acMemcpyAsync(void* dst, const void* src, size_t count, acMemcpyKind k
     if (const acError_t e = planCopy(dst, src, count, callerInt(kind), &plan); e != acSuccess) {
       return e;
     }
-    if (plan.toPageableHost && !onWorkerThread() && s->capture() == nullptr) {
+    if (plan.toPageableHost && !onWorkerThread() &&
+        (!capturesUnderway() || s->capture() == nullptr)) {
       // Note [accinte copies into pageable memory]
       s->waitIdle();
       const StreamWorkScope onStream(s.get());  // the profiler's row: the stream's
