@@ -63,8 +63,22 @@ DeviceStreams& streams_of(DeviceIndex device) {
 thread_local std::array<StreamId, ACCINTE_MAX_DEVICE_COUNT> t_current_stream{};
 // LITERALINCLUDE END: STREAM DEVICE STREAMS
 
+} // namespace
+
+// Makes the streams this file names by (checked device, id it computed): the
+// constructor's checks would only repeat what holds by construction.
+class AccInteStreamMaker {
+ public:
+  static AccInteStream make(DeviceIndex device, StreamId id) {
+    return AccInteStream(AccInteStream::Unchecked{},
+                         Stream(Stream::UNSAFE, Device(DeviceType::PrivateUse1, device), id));
+  }
+};
+
+namespace {
+
 AccInteStream make_stream(DeviceIndex device, StreamId id) {
-  return AccInteStream(Stream(Stream::UNSAFE, Device(DeviceType::PrivateUse1, device), id));
+  return AccInteStreamMaker::make(device, id);
 }
 
 } // namespace
