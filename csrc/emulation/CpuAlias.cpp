@@ -201,8 +201,12 @@ DeferredCpuAlias DeferredCpuAlias::of_alias(const at::Tensor& alias) {
   DeferredCpuAlias home;
   home.data_ = alias.data_ptr();
   home.defined_ = true;
-  home.sizes_ = alias.sizes();
-  home.strides_ = alias.strides();
+  const c10::IntArrayRef sizes = alias.sizes();
+  const c10::IntArrayRef strides = alias.strides();
+  home.dim_ = sizes.size();
+  home.layout_.reserve(2 * home.dim_);
+  home.layout_.append(sizes.begin(), sizes.end());
+  home.layout_.append(strides.begin(), strides.end());
   home.dtype_ = alias.scalar_type();
   home.conj_ = alias.is_conj();
   home.neg_ = alias.is_neg();
@@ -210,8 +214,8 @@ DeferredCpuAlias DeferredCpuAlias::of_alias(const at::Tensor& alias) {
 }
 
 at::Tensor DeferredCpuAlias::tensor() const {
-  at::Tensor alias = at::for_blob(data_, sizes_)
-                         .strides(strides_)
+  at::Tensor alias = at::for_blob(data_, sizes())
+                         .strides(strides())
                          .options(at::TensorOptions().dtype(dtype_))
                          .make_tensor();
   alias._set_conj(conj_);

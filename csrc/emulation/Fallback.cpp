@@ -301,7 +301,9 @@ bool launch_async(const Call& call, const LaunchRecord& record) {
   c10::accinte::AccInteGuard guard(call.device.index());
   // 2. CPU aliases of the arguments as the call passed them.
   CpuArguments cpu = cpu_aliases(call.op.schema(), call.args);
-  substitute_generators(call.op.schema(), cpu.stack, 0, call.device.index());
+  if (call.plan.draws_random) {
+    substitute_generators(call.op.schema(), cpu.stack, 0, call.device.index());
+  }
   std::vector<IValue> fresh;
   c10::SmallVector<IValue, 2> results = device_outputs(call, record, cpu, relayout, fresh);
   queue_kernel(call, record, cpu, fresh);

@@ -149,9 +149,9 @@ std::unique_ptr<OpPlan> make_plan(const c10::OperatorHandle& op) {
   return plan;
 }
 
-} // namespace
-
-const OpPlan& plan_for(const c10::OperatorHandle& op) {
+// The process's plans, made once per operator and never freed or changed:
+// the references handed out stay valid.
+const OpPlan& shared_plan_for(const c10::OperatorHandle& op) {
   static std::shared_mutex mutex;
   static ska::flat_hash_map<c10::OperatorHandle, std::unique_ptr<OpPlan>> plans;
   {
@@ -165,6 +165,22 @@ const OpPlan& plan_for(const c10::OperatorHandle& op) {
   std::unique_lock<std::shared_mutex> lock(mutex);
   auto [it, inserted] = plans.emplace(op, std::move(plan));
   return *it->second;
+}
+
+} // namespace
+
+// Every call that reaches the fallback asks for its operator's plan; a
+// thread remembers the plans it was given, so that its later calls find
+// them without the shared lock (an atomic read-modify-write on a line every
+// launching thread writes, twice per call).
+const OpPlan& plan_for(const c10::OperatorHandle& op) {
+  thread_local ska::flat_hash_map<c10::OperatorHandle, const OpPlan*> mine;
+  if (const auto it = mine.find(op); it != mine.end()) {
+    return *it->second;
+  }
+  const OpPlan& plan = shared_plan_for(op);
+  mine.emplace(op, &plan);
+  return plan;
 }
 
 } // namespace at::native::accinte

@@ -22,6 +22,10 @@ constexpr StreamId kMaxStreamId = kPriorityLevels * kStreamsPerPool;
 // Runtime handles of one device's streams, created on first use.
 struct DeviceStreams {
   std::once_flag created;
+  // Set (release) once the handles below are in: from then on they are read
+  // after one acquire load, without call_once (which costs a call and two
+  // thread-local stores even when done, twice per .item()).
+  std::atomic<bool> ready{false};
   acStream_t default_stream = nullptr;
   std::array<std::array<acStream_t, kStreamsPerPool>, kPriorityLevels> pool{};
   std::array<std::atomic<uint32_t>, kPriorityLevels> next{};
@@ -39,6 +43,9 @@ DeviceStreams& streams_of(DeviceIndex device) {
   }();
   check_device_index(device);
   DeviceStreams& s = *(*all)[device];
+  if (C10_LIKELY(s.ready.load(std::memory_order_acquire))) {
+    return s;
+  }
   std::call_once(s.created, [&] {
     AccInteGuard guard(device);
     ACCINTE_CHECK(acDeviceGetDefaultStream(device, &s.default_stream));
@@ -47,6 +54,7 @@ DeviceStreams& streams_of(DeviceIndex device) {
         ACCINTE_CHECK(acStreamCreateWithPriority(&handle, 0, -level));
       }
     }
+    s.ready.store(true, std::memory_order_release);
   });
   return s;
 }
@@ -55,8 +63,22 @@ DeviceStreams& streams_of(DeviceIndex device) {
 thread_local std::array<StreamId, ACCINTE_MAX_DEVICE_COUNT> t_current_stream{};
 // LITERALINCLUDE END: STREAM DEVICE STREAMS
 
+} // namespace
+
+// Makes the streams this file names by (checked device, id it computed): the
+// constructor's checks would only repeat what holds by construction.
+class AccInteStreamMaker {
+ public:
+  static AccInteStream make(DeviceIndex device, StreamId id) {
+    return AccInteStream(AccInteStream::Unchecked{},
+                         Stream(Stream::UNSAFE, Device(DeviceType::PrivateUse1, device), id));
+  }
+};
+
+namespace {
+
 AccInteStream make_stream(DeviceIndex device, StreamId id) {
-  return AccInteStream(Stream(Stream::UNSAFE, Device(DeviceType::PrivateUse1, device), id));
+  return AccInteStreamMaker::make(device, id);
 }
 
 } // namespace

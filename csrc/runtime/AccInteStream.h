@@ -54,6 +54,11 @@ class C10_EXPORT AccInteStream {
   bool operator!=(const AccInteStream& other) const { return !(*this == other); }
 
  private:
+  friend class AccInteStreamMaker;
+  struct Unchecked {};
+  // For ids this file's functions computed themselves: no checks to repeat.
+  AccInteStream(Unchecked, Stream stream) : stream_(stream) {}
+
   Stream stream_;
 };
 

@@ -314,6 +314,34 @@ def test_async_copy_across_devices_on_a_stream_of_either(ac, dev, two_devices):
     assert read_device(ac, b, 6) == b"device"
 
 
+def test_freed_allocation_is_refused_while_a_queued_copy_keeps_it(ac, two_devices):
+    # A thread remembers what its last copy found at each end (Note [accinte
+    # finding allocations without the lock]). Once acFree has taken an
+    # allocation out of the registry, a copy from it is refused, even while
+    # a copy queued on another device's stream (which acFree does not wait
+    # for) still keeps its memory.
+    d = malloc(ac, 4)  # device 0
+    write_device(ac, d, b"abcd")
+    check(ac.acSetDevice(1))
+    b = malloc(ac, 4)
+    stream1 = stream_create(ac)
+    gate = Gate(ac).launch(stream1)
+    try:
+        check(ac.acMemcpyAsync(b, d, 4, D2D, stream1))  # queued: holds d
+        check(ac.acSetDevice(0))
+        host = buffer(b"....")
+        check(ac.acMemcpyAsync(host, d, 4, D2H, None))  # this thread found both ends
+        assert host.raw[:4] == b"abcd"
+        check(ac.acFree(d))
+        assert ac.acMemcpyAsync(host, d, 4, D2H, None) == Err.InvalidMemcpyDirection
+    finally:
+        gate.open()
+        check(ac.acStreamSynchronize(stream1))
+        check(ac.acStreamDestroy(stream1))
+    assert read_device(ac, b, 4) == b"abcd"  # the queued copy ran on the kept memory
+    check(ac.acFree(b))
+
+
 def test_async_with_invalid_stream(ac, dev):
     d = dev(4)
     host = buffer(b"....")

@@ -182,6 +182,40 @@ def test_invalid_handles(ac):
     assert ac.acStreamDestroy(None) == Err.InvalidResourceHandle
 
 
+def test_destroyed_handle_is_refused_while_the_stream_drains(ac):
+    # A thread that resolved a handle keeps it for its next call (Note
+    # [accinte resolving a stream handle]). Once acStreamDestroy has taken
+    # the handle out, that thread must be refused too, even while the stream
+    # itself still lives, its destruction waiting for the work queued on it.
+    s = stream_create(ac)
+    gate = Gate(ac).launch(s)
+    assert ac.acStreamQuery(s) == Err.NotReady  # this thread resolved s last
+    destroyed = []
+    destroyer = threading.Thread(target=lambda: destroyed.append(ac.acStreamDestroy(s)))
+    destroyer.start()
+
+    def query_from_a_new_thread():  # a thread that never resolved s
+        seen = []
+        t = threading.Thread(target=lambda: seen.append(ac.acStreamQuery(s)))
+        t.start()
+        t.join()
+        return seen[0]
+
+    try:
+        deadline = time.monotonic() + 10
+        while query_from_a_new_thread() != Err.InvalidResourceHandle:
+            assert time.monotonic() < deadline, "acStreamDestroy never took the handle out"
+            time.sleep(0.01)
+        assert not gate.finished.is_set()  # the stream is still draining
+        assert ac.acStreamQuery(s) == Err.InvalidResourceHandle
+        p = ctypes.c_int()
+        assert ac.acStreamGetPriority(s, ctypes.byref(p)) == Err.InvalidResourceHandle
+    finally:
+        gate.open()
+        destroyer.join()
+    assert destroyed == [Err.Success]
+
+
 def test_null_functions_are_rejected(ac, stream):
     assert ac.acLaunchHostFunc(stream, HOST_FN(), None) == Err.InvalidValue
     assert ac.acLaunchKernel(stream, KERNEL_FN(), None) == Err.InvalidValue

@@ -39,12 +39,13 @@ acError_t updateProtection(Allocation& a) {
 }
 // LITERALINCLUDE END: RUNTIME STRICT PROTECTION
 
-AccessWindow::AccessWindow(std::vector<AllocationRef> allocations) {
+AccessWindow::AccessWindow(const AllocationRef* allocations, size_t count) {
   if (!config().strict) {
     return;
   }
   std::lock_guard<std::mutex> lock(allocationTableMutex());
-  for (AllocationRef& a : allocations) {
+  for (size_t i = 0; i < count; ++i) {
+    const AllocationRef& a = allocations[i];
     if (a == nullptr || !a->protectable) {
       continue;
     }
@@ -54,7 +55,7 @@ AccessWindow::AccessWindow(std::vector<AllocationRef> allocations) {
       --a->windows;
       break;
     }
-    opened_.push_back(std::move(a));
+    opened_.push_back(a);
   }
   if (status_ != acSuccess) {
     // Close what was opened, so that a failed window leaves nothing open.

@@ -39,17 +39,24 @@
 #include "stream.h"
 
 
+#include <array>
 #include <cstddef>
 #include <utility>
-#include <vector>
 
 namespace accinte {
 namespace {
 
+bool isDevice(const AllocationRef& a) {
+  return a != nullptr && a->type == acMemoryTypeDevice;
+}
+
 // A validated operation: the registered allocations it touches (device or
-// pinned), which are kept alive and opened for access while it runs.
+// pinned), which are kept alive and opened for access while it runs. Held in
+// place (two at most: the destination's and the source's, null where an end
+// is memory the runtime did not allocate), so that planning a copy does not
+// allocate: .item() plans one per call.
 struct Plan {
-  std::vector<AllocationRef> touched;
+  std::array<AllocationRef, 2> touched;
   bool toPageableHost = false;  // dst is host memory the runtime did not allocate
   // For activity records: the direction (acMemcpyDefault resolved) and the
   // device the operation belongs to (the source's for a device-to-device
@@ -61,7 +68,7 @@ struct Plan {
   // capture forbids waiting for a device it touches.
   acError_t checkCaptures() const {
     for (const AllocationRef& a : touched) {
-      if (a->type == acMemoryTypeDevice) {
+      if (isDevice(a)) {
         if (const acError_t e = checkUnsafeCall(a->device); e != acSuccess) {
           return e;
         }
@@ -74,7 +81,7 @@ struct Plan {
   void waitForDevices() const {
     int waited = -1;
     for (const AllocationRef& a : touched) {
-      if (a->type == acMemoryTypeDevice && a->device != waited) {
+      if (isDevice(a) && a->device != waited) {
         waitDeviceIdle(a->device);
         waited = a->device;  // two endpoints at most: skipping a repeat suffices
       }
@@ -82,17 +89,14 @@ struct Plan {
   }
 };
 
-bool isDevice(const AllocationRef& a) {
-  return a != nullptr && a->type == acMemoryTypeDevice;
-}
-
 // `kind` as the caller passed it: any int (see callerInt).
 acError_t planCopy(void* dst, const void* src, size_t count, int kind, Plan* plan) {
   if (dst == nullptr || src == nullptr) {
     return acErrorInvalidValue;
   }
-  AllocationRef to = findAllocation(dst);
-  AllocationRef from = findAllocation(src);
+  AllocationRef to;
+  AllocationRef from;
+  findAllocations(dst, &to, src, &from);
   const bool toDevice = isDevice(to);
   const bool fromDevice = isDevice(from);
   bool agrees = false;
@@ -114,11 +118,7 @@ acError_t planCopy(void* dst, const void* src, size_t count, int kind, Plan* pla
   plan->direction = toDevice ? (fromDevice ? acMemcpyDeviceToDevice : acMemcpyHostToDevice)
                              : (fromDevice ? acMemcpyDeviceToHost : acMemcpyHostToHost);
   plan->device = fromDevice ? from->device : (toDevice ? to->device : -1);
-  for (AllocationRef* a : {&to, &from}) {
-    if (*a != nullptr) {
-      plan->touched.push_back(std::move(*a));
-    }
-  }
+  plan->touched = {std::move(to), std::move(from)};
   return acSuccess;
 }
 
@@ -131,13 +131,13 @@ acError_t planMemset(void* devPtr, size_t count, Plan* plan) {
     return acErrorInvalidValue;
   }
   plan->device = target->device;
-  plan->touched.push_back(std::move(target));
+  plan->touched[0] = std::move(target);
   return acSuccess;
 }
 
 acError_t runCopy(void* dst, const void* src, size_t count, const Plan& plan,
                   uint64_t correlation) {
-  const AccessWindow window(plan.touched);
+  const AccessWindow window(plan.touched.data(), plan.touched.size());
   if (window.status() != acSuccess) {
     return window.status();
   }
@@ -154,7 +154,7 @@ acError_t runCopy(void* dst, const void* src, size_t count, const Plan& plan,
 
 acError_t runMemset(void* devPtr, int value, size_t count, const Plan& plan,
                     uint64_t correlation) {
-  const AccessWindow window(plan.touched);
+  const AccessWindow window(plan.touched.data(), plan.touched.size());
   if (window.status() != acSuccess) {
     return window.status();
   }
@@ -203,7 +203,8 @@ acError_t acMemcpyAsync(void* dst, const void* src, size_t count, acMemcpyKind k
     if (const acError_t e = planCopy(dst, src, count, callerInt(kind), &plan); e != acSuccess) {
       return e;
     }
-    if (plan.toPageableHost && !onWorkerThread() && s->capture() == nullptr) {
+    if (plan.toPageableHost && !onWorkerThread() &&
+        (!capturesUnderway() || s->capture() == nullptr)) {
       // Note [accinte copies into pageable memory]
       s->waitIdle();
       const StreamWorkScope onStream(s.get());  // the profiler's row: the stream's

@@ -136,6 +136,12 @@ class Capture : public std::enable_shared_from_this<Capture> {
 
 // ---- checks made by other calls (capture.cpp) -------------------------------
 
+// False when no stream captures, as acCapturesUnderway() == 0: lets the calls
+// below, and a copy deciding whether it may wait, skip the stream's lock on
+// the per-call path. One atomic load. A capture another thread begins
+// concurrently is unordered with the caller's call, as on CUDA.
+bool capturesUnderway();
+
 // For a call that waits for the streams of `device` ("potentially unsafe" in
 // CUDA's terms: synchronous copies, memsets, frees): acSuccess unless a
 // capture on the device forbids it from this thread (Global, or ThreadLocal

@@ -175,7 +175,7 @@ acError_t openHandle(void** devPtr, const acIpcMemHandle_t& handle, unsigned int
   if (const acError_t e = updateProtection(*a); e != acSuccess) {
     return e;  // `a` unmaps and closes itself
   }
-  allocationTable().byBase.emplace(reinterpret_cast<uintptr_t>(a->base), a);
+  allocationTable().add(a);
   markInitialized();
   *devPtr = a->base;
   return acSuccess;

@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstdlib>
 #include <utility>
 
@@ -91,7 +92,7 @@ acError_t allocate(void** out, size_t size, acMemoryType type, int device) {
   if (const acError_t e = updateProtection(*a); e != acSuccess) {
     return e;  // `a` unmaps itself
   }
-  table.byBase.emplace(reinterpret_cast<uintptr_t>(a->base), a);
+  table.add(a);
   if (type == acMemoryTypeDevice) {
     table.used[device] += size;
   }
@@ -111,7 +112,7 @@ AllocationRef unregister(void* p, acMemoryType type) {
     return nullptr;
   }
   AllocationRef a = std::move(it->second);
-  table.byBase.erase(it);
+  table.remove(it);
   if (type == acMemoryTypeDevice && !a->imported) {
     table.used[a->device] -= a->size;
   }
@@ -157,9 +158,11 @@ AllocationTable& allocationTable() {
   return *table;
 }
 
-AllocationRef findAllocation(const void* p) {
+namespace {
+
+// findAllocation; the caller holds allocationTableMutex().
+AllocationRef findAllocationLocked(const void* p) {
   const auto at = reinterpret_cast<uintptr_t>(p);
-  std::lock_guard<std::mutex> lock(allocationTableMutex());
   const auto& byBase = allocationTable().byBase;
   auto it = byBase.upper_bound(at);  // first allocation starting after p
   if (it == byBase.begin()) {
@@ -168,6 +171,92 @@ AllocationRef findAllocation(const void* p) {
   --it;
   const Allocation& a = *it->second;
   return at - it->first < a.size ? it->second : nullptr;
+}
+
+}  // namespace
+
+AllocationRef findAllocation(const void* p) {
+  std::lock_guard<std::mutex> lock(allocationTableMutex());
+  return findAllocationLocked(p);
+}
+
+// Note [accinte finding allocations without the lock]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Every copy looks up both of its ends, and a loop of .item() copies the
+// same device scalar into the same host variable each time: two lookups in
+// the registry's map under its lock per call. Each thread keeps its last
+// two answers with the registry's generation, which every addition and
+// removal raises under the lock: an allocation found (by weak reference,
+// with the range it covers), or the exact pointer that none contains. While
+// the generation is unchanged the registry holds what it held when the
+// answer was found, so the answer holds too and is given without the lock.
+// The weak reference keeps no memory mapped. An allocation freed by another
+// thread while this one looks it up may still be returned, as if the lookup
+// had happened just before the free: the two calls are unordered anyway.
+namespace {
+
+struct FoundAllocation {
+  uint64_t generation = UINT64_MAX;  // never a registry's: matches nothing
+  uintptr_t begin = 0;               // [begin, end): the allocation's bytes,
+  uintptr_t end = 0;                 // or the one pointer none contains
+  bool none = false;                 // no allocation contains `begin`
+  std::weak_ptr<Allocation> allocation;
+};
+
+struct FoundAllocations {
+  std::array<FoundAllocation, 2> answers;
+  size_t next = 0;  // the answer replaced next
+
+  // The remembered answer for `at`, if one holds at `generation`.
+  bool find(uintptr_t at, uint64_t generation, AllocationRef* out) const {
+    for (const FoundAllocation& a : answers) {
+      if (a.generation != generation || at - a.begin >= a.end - a.begin) {
+        continue;
+      }
+      if (a.none) {
+        *out = nullptr;
+        return true;
+      }
+      if (auto allocation = a.allocation.lock()) {
+        *out = std::move(allocation);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void remember(uintptr_t at, const AllocationRef& found, uint64_t generation) {
+    FoundAllocation& a = answers[next];
+    next = (next + 1) % answers.size();
+    a.generation = generation;
+    a.none = found == nullptr;
+    if (found != nullptr) {
+      a.begin = reinterpret_cast<uintptr_t>(found->base);
+      a.end = a.begin + found->size;
+    } else {
+      a.begin = at;
+      a.end = at + 1;
+    }
+    a.allocation = found;
+  }
+};
+
+}  // namespace
+
+void findAllocations(const void* p, AllocationRef* ofP, const void* q, AllocationRef* ofQ) {
+  thread_local FoundAllocations found;
+  const auto atP = reinterpret_cast<uintptr_t>(p);
+  const auto atQ = reinterpret_cast<uintptr_t>(q);
+  const uint64_t generation = allocationTable().generation.load(std::memory_order_acquire);
+  if (found.find(atP, generation, ofP) && found.find(atQ, generation, ofQ)) {
+    return;
+  }
+  std::lock_guard<std::mutex> lock(allocationTableMutex());
+  const uint64_t now = allocationTable().generation.load(std::memory_order_relaxed);
+  *ofP = findAllocationLocked(p);
+  *ofQ = findAllocationLocked(q);
+  found.remember(atP, *ofP, now);
+  found.remember(atQ, *ofQ, now);
 }
 
 }  // namespace accinte

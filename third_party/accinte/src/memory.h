@@ -11,6 +11,7 @@
 
 #include "runtime.h"
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -60,11 +61,25 @@ struct Allocation {
 
 using AllocationRef = std::shared_ptr<Allocation>;
 
-// The registry. Every field is guarded by allocationTableMutex().
+// The registry. Every field is guarded by allocationTableMutex(), except
+// that `generation` may also be read without it.
 struct AllocationTable {
   std::map<uintptr_t, AllocationRef> byBase;  // live allocations by base address
   std::vector<size_t> used;                   // bytes allocated per device
   int kernelWindows = 0;                      // open KernelAccessWindows (strict mode)
+  // Raised by every change to byBase (add, remove): see Note [accinte
+  // finding allocations without the lock] in memory.cpp.
+  std::atomic<uint64_t> generation{0};
+
+  void add(AllocationRef a) {
+    const auto base = reinterpret_cast<uintptr_t>(a->base);
+    byBase.emplace(base, std::move(a));
+    generation.fetch_add(1, std::memory_order_release);
+  }
+  void remove(std::map<uintptr_t, AllocationRef>::iterator it) {
+    byBase.erase(it);
+    generation.fetch_add(1, std::memory_order_release);
+  }
 };
 AllocationTable& allocationTable();
 
@@ -102,6 +117,10 @@ AllocationRef unregisterDevice(void* p);
 // The live allocation containing `p` (interior pointers included), or null.
 // Takes allocationTableMutex().
 AllocationRef findAllocation(const void* p);
+// findAllocation of two pointers (a copy's ends). Without the lock when the
+// thread asked about them last and the registry has not changed since: Note
+// [accinte finding allocations without the lock].
+void findAllocations(const void* p, AllocationRef* ofP, const void* q, AllocationRef* ofQ);
 
 // Strict mode: makes the allocation's protection match its windows (read/write
 // while any window covers it, PROT_NONE otherwise). Caller holds
@@ -115,7 +134,8 @@ acError_t updateProtection(Allocation& allocation);
 // accessible, the last to close protects it again. Free outside strict mode.
 class AccessWindow {
  public:
-  explicit AccessWindow(std::vector<AllocationRef> allocations);
+  // Over allocations[0, count); null entries are skipped.
+  AccessWindow(const AllocationRef* allocations, size_t count);
   ~AccessWindow();
   AccessWindow(const AccessWindow&) = delete;
   AccessWindow& operator=(const AccessWindow&) = delete;

@@ -8,6 +8,7 @@
 #include "stream.h"
 
 #include <algorithm>
+#include <atomic>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -93,10 +94,47 @@ void noteWorkerStarted(const std::shared_ptr<Stream>& stream) {
   }
 }
 
+// Note [accinte resolving a stream handle]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Every launch, queued copy and synchronisation resolves its handle, so a
+// loop of x.add_(1).item() resolves one three times per iteration, each a
+// lock of the registry and a hash lookup. Each thread therefore keeps the
+// last handle it resolved, with a weak reference to its stream and the
+// registry's generation at that time. acStreamDestroy, the only call that
+// removes a handle, raises the generation under the registry's lock. While
+// the generation is unchanged, the cached handle is still registered to the
+// cached stream (a new stream cannot reuse the address of one that is still
+// alive), and the handle resolves to it without the lock. A destroyed
+// stream's handle is still refused: the generation moved, so the lookup goes
+// to the registry, which no longer has it. The weak reference keeps no
+// stream alive, so a destroyed stream's worker is joined when it was before.
+// A stream destroyed by another thread while this one resolves its handle
+// may still be returned, as if the lookup had happened just before the
+// destruction: the two calls are unordered anyway.
+namespace {
+
+std::atomic<uint64_t> gStreamTableGeneration{0};  // raised by acStreamDestroy
+
+struct LastResolved {
+  acStream_t handle = nullptr;
+  std::weak_ptr<Stream> stream;
+  uint64_t generation = 0;
+};
+
+}  // namespace
+
 acError_t resolveStream(acStream_t handle, std::shared_ptr<Stream>* stream) {
   if (handle == nullptr) {
     *stream = defaultStream(currentDevice());
     return acSuccess;
+  }
+  thread_local LastResolved last;
+  if (handle == last.handle &&
+      last.generation == gStreamTableGeneration.load(std::memory_order_acquire)) {
+    if (auto cached = last.stream.lock()) {
+      *stream = std::move(cached);
+      return acSuccess;
+    }
   }
   std::lock_guard<std::mutex> lock(streamTableMutex());
   const auto& live = streamTable().live;
@@ -105,6 +143,9 @@ acError_t resolveStream(acStream_t handle, std::shared_ptr<Stream>* stream) {
     return acErrorInvalidResourceHandle;
   }
   *stream = it->second;
+  last.handle = handle;
+  last.stream = it->second;
+  last.generation = gStreamTableGeneration.load(std::memory_order_relaxed);  // under the lock
   return acSuccess;
 }
 
@@ -208,6 +249,8 @@ acError_t acStreamDestroy(acStream_t stream) {
       }
       doomed = std::move(it->second);
       live.erase(it);
+      // Before the lock is released: Note [accinte resolving a stream handle].
+      gStreamTableGeneration.fetch_add(1, std::memory_order_release);
       auto& started = streamTable().started[static_cast<size_t>(doomed->device())];
       started.erase(std::remove(started.begin(), started.end(), doomed), started.end());
     }
