@@ -358,10 +358,14 @@ bool Stream::idle() const {
 }
 
 acError_t Stream::takeError(uint64_t upTo) {
+  if (!errorPending_.load()) {
+    return acSuccess;  // the common case, without the lock
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   if (error_ == acSuccess || errorTicket_ > upTo) {
     return acSuccess;
   }
+  errorPending_.store(false);
   return std::exchange(error_, acSuccess);
 }
 
@@ -382,6 +386,7 @@ void Stream::runBatch(std::vector<std::pair<uint64_t, Task>>& batch) {
       if (error_ == acSuccess) {
         error_ = result;
         errorTicket_ = ticket;
+        errorPending_.store(true);  // before finished_, which a synchronisation reads first
       }
     }
     finished_ = ticket;
@@ -544,15 +549,22 @@ bool Stream::runPendingHere(uint64_t target) {
     }
     executing_.store(true);
   }
+  const uint64_t last = hostBatch_.back().first;
   {
     const StreamWorkScope onStream(this);
     runBatch(hostBatch_);
+  }
+  executing_.store(false);
+  if (issued_.load() == last) {
+    // Nothing was queued meanwhile or left behind: nothing for the worker.
+    // Anything queued from here on rings the doorbell itself (pending_ is
+    // empty) and finds executing_ clear.
+    return true;
   }
   bool wake = false;
   {
     std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
     lockBriefly(lock);
-    executing_.store(false);
     if (!pending_.empty()) {
       ringDoorbell();  // launched meanwhile: the worker's again
       wake = workerSleeping_;

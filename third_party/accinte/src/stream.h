@@ -162,7 +162,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // capacity: one host thread at a time runs one (executing_).
   std::vector<std::pair<uint64_t, Task>> hostBatch_;
   bool workerSleeping_ = false;
-  acError_t error_ = acSuccess;
+  acError_t error_ = acSuccess;  // with errorPending_ below
   uint64_t errorTicket_ = 0;
   // Written under mutex_; read without it by the idle worker once rung.
   std::atomic<bool> stopping_{false};
@@ -182,14 +182,19 @@ class Stream : public std::enable_shared_from_this<Stream> {
   alignas(64) std::atomic<uint64_t> started_{0};
   alignas(64) std::atomic<uint64_t> finished_{0};
   // A thread (the worker, or a host thread in waitIdle) has taken tasks from
-  // pending_ and not finished them: nobody else may take any. Written under
-  // mutex_; read without it only as a hint, by spinning threads.
+  // pending_ and not finished them: nobody else may take any. Set under
+  // mutex_; cleared under it too, except by a host thread whose batch ends
+  // with the last task issued (runPendingHere: no task waits for it to
+  // clear). Read without the lock only as a hint, by spinning threads.
   alignas(64) std::atomic<bool> executing_{false};
   // Note [accinte worker doorbell]: the one line an idle worker reads while
   // it spins. doorbell_ counts rings (written under mutex_); pendingSince_
   // is when the oldest task in pending_ was queued, as steady_clock ticks
   // (Note [accinte launch latency]; written under mutex_, read without it
   // by the worker once rung).
+  // error_ holds an error nobody has taken yet (written under mutex_; read
+  // without it by takeError, which then takes the lock only if set).
+  alignas(64) std::atomic<bool> errorPending_{false};
   alignas(64) std::atomic<uint64_t> doorbell_{0};
   std::atomic<std::chrono::steady_clock::rep> pendingSince_{0};
   std::atomic<uint64_t> rungTicket_{0};  // the first task pending at the last ring
