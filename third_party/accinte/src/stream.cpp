@@ -75,21 +75,6 @@ bool spinUntil(Ready&& ready) {
 }
 // LITERALINCLUDE END: RUNTIME SPIN BEFORE SLEEPING
 
-// Like spinUntil, but sleeps `step` between reads: for the idle worker,
-// whose launch latency lets it look at the doorbell only that often.
-template <class Ready>
-bool dozeUntil(Ready&& ready, std::chrono::microseconds step) {
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::microseconds(config().spinMicroseconds);
-  while (!ready()) {
-    if (std::chrono::steady_clock::now() >= deadline) {
-      return false;
-    }
-    std::this_thread::sleep_for(step);
-  }
-  return true;
-}
-
 // Note [accinte launch latency]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // A GPU starts a kernel launched on an idle stream some microseconds after
@@ -114,15 +99,6 @@ bool dozeUntil(Ready&& ready, std::chrono::microseconds step) {
 void yieldUntil(std::chrono::steady_clock::time_point due) {
   while (std::chrono::steady_clock::now() < due) {
     std::this_thread::yield();
-  }
-}
-
-// Sleeps until `due`: the processor is free meanwhile, for the host thread
-// or whatever else runs on it. The worker's timer slack is 1 us (runWorker),
-// so the sleep ends within microseconds of `due`, not the default 50.
-void sleepUntil(std::chrono::steady_clock::time_point due) {
-  if (std::chrono::steady_clock::now() < due) {
-    std::this_thread::sleep_until(due);
   }
 }
 
@@ -201,6 +177,12 @@ Stream::~Stream() {
     ringDoorbell();
   }
   workCv_.notify_all();
+  {
+    // A worker dozing on its doorbell checks stopping_ under dozeMutex_
+    // before it waits: after this lock it either saw it or waits and is woken.
+    std::lock_guard<std::mutex> doze(dozeMutex_);
+  }
+  dozeCv_.notify_all();
   if (worker_.joinable()) {
     worker_.join();
   }
@@ -403,7 +385,10 @@ void Stream::runWorker() {
   char name[16];
   std::snprintf(name, sizeof name, "accinte-dev%d", device_);
   (void)pthread_setname_np(pthread_self(), name);  // cosmetic: for debuggers and top
-  (void)prctl(PR_SET_TIMERSLACK, 1000UL);  // a 1 us slack for sleepUntil
+  // The worker's timed waits on its doorbell end within about a microsecond
+  // of their time, not Linux's default 50 (Note [accinte worker doorbell]).
+  // Its tasks, and threads they start, inherit the finer slack.
+  (void)prctl(PR_SET_TIMERSLACK, 1000UL);
 
   const auto latency = std::chrono::microseconds(config().launchLatencyMicroseconds);
   std::vector<std::pair<uint64_t, Task>> batch;
@@ -462,7 +447,7 @@ void Stream::runWorker() {
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // A GPU learns of new work from a doorbell: the driver writes one register,
 // the device reads nothing else until it rings. The idle worker does the
-// same. While it spins it reads doorbell_ alone, on a cache line of its own
+// same. While it waits it reads doorbell_ alone, on a cache line of its own
 // that a launch writes once; every other line a host thread writes per
 // operation (the lock, pending_, issued_, started_, finished_, executing_)
 // stays in the host core's cache. A spinning reader of those lines takes
@@ -473,11 +458,12 @@ void Stream::runWorker() {
 // into an empty queue, by a waiting host that leaves queued work behind, and
 // at destruction; so any work pending and not taken was rung for after the
 // worker last read the doorbell, or the worker sees it under the lock. Once
-// rung, the worker waits out the launch latency without reading anything
-// shared, then takes the lock only if the stream is not idle: when the
-// waiting host has run the work, it goes back to its spin without touching
-// the host's lines. Measured on the idle 2-core machine, interleaved (the
-// .item() round trip, 100k iterations, three runs each): FIGURES.
+// rung, the worker sleeps out the launch latency without reading anything
+// shared, then takes the lock only if nobody has started the rung work:
+// when the waiting host has run it, the worker goes back to its doorbell
+// without touching the host's lines. It waits for the doorbell in sleeps of
+// half the latency rather than spinning (with no latency it spins, yielding),
+// so it leaves the processor to the host's threads: FIGURES.
 void Stream::ringDoorbell() {
   rungTicket_.store(pending_.empty() ? issued_.load() + 1 : pending_.front().first,
                     std::memory_order_relaxed);
@@ -489,17 +475,33 @@ std::chrono::steady_clock::time_point Stream::pendingSince() const {
       std::chrono::steady_clock::duration(pendingSince_.load(std::memory_order_relaxed)));
 }
 
-bool Stream::awaitDoorbell(uint64_t rung, std::chrono::microseconds latency) const {
+bool Stream::awaitDoorbell(uint64_t rung, std::chrono::microseconds latency) {
+  using Clock = std::chrono::steady_clock;
   const auto rang = [&] { return doorbell_.load() != rung; };
+  // Between looks at the doorbell the worker sleeps half the launch latency,
+  // so it takes rung work at most one and a half latencies after the launch.
+  const auto step = std::max(latency / 2, std::chrono::microseconds(1));
+  std::unique_lock<std::mutex> doze(dozeMutex_);
   for (;;) {
-    if (!(latency.count() == 0 ? spinUntil(rang) : dozeUntil(rang, latency))) {
-      return false;
+    const auto deadline = Clock::now() + std::chrono::microseconds(config().spinMicroseconds);
+    while (!rang()) {
+      if (Clock::now() >= deadline) {
+        return false;  // quiet for the spin time: sleep until a launch wakes it
+      }
+      if (latency.count() == 0) {
+        doze.unlock();
+        std::this_thread::yield();  // no latency: take work as soon as it rings
+        doze.lock();
+      } else {
+        dozeCv_.wait_for(doze, step);  // the destructor notifies
+      }
     }
     rung = doorbell_.load();
     // The first task queued since that ring (or a later one: then the test
     // below is only more eager).
     const uint64_t first = rungTicket_.load(std::memory_order_relaxed);
-    sleepUntil(pendingSince() + latency);  // Note [accinte launch latency]
+    // Note [accinte launch latency]
+    dozeCv_.wait_until(doze, pendingSince() + latency, [&] { return stopping_.load(); });
     if (started_.load() < first || stopping_.load()) {
       return true;  // nobody has taken it, or the end: the worker's to see
     }

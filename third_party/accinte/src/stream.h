@@ -134,10 +134,13 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // `target` and runs them, if no thread is running the stream's tasks;
   // false (nothing run) otherwise.
   bool runPendingHere(uint64_t target);
-  // On the idle worker: spins until the doorbell moves past `rung` with work
-  // that no waiting host has run by the launch latency (true), or for
-  // config().spinMicroseconds without (false). Note [accinte worker doorbell].
-  bool awaitDoorbell(uint64_t rung, std::chrono::microseconds latency) const;
+  // On the idle worker: waits until the doorbell moves past `rung` with work
+  // that nobody has started once the launch latency has passed (true), or
+  // until the stream stops (true), or for config().spinMicroseconds (give or
+  // take a doze) without a ring it has to act on (false). Dozes in steps of
+  // half the latency; spins, yielding, when the latency is 0. Note [accinte
+  // worker doorbell].
+  bool awaitDoorbell(uint64_t rung, std::chrono::microseconds latency);
   // Rings the doorbell: pending_ just got work the idle worker should look
   // at. Under mutex_.
   void ringDoorbell();
@@ -175,7 +178,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // Tickets handed out (written under mutex_), the ticket of the task
   // started last, and of the task that returned last (written without the
   // lock by the one thread that holds executing_). Each on a cache line of
-  // its own (executing_ too, the last, so that nothing else shares it), so
+  // its own (executing_ too, and the lines after it), so
   // that a spinning reader does not take from the writer the line it writes
   // next.
   alignas(64) std::atomic<uint64_t> issued_{0};
@@ -187,17 +190,21 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // with the last task issued (runPendingHere: no task waits for it to
   // clear). Read without the lock only as a hint, by spinning threads.
   alignas(64) std::atomic<bool> executing_{false};
-  // Note [accinte worker doorbell]: the one line an idle worker reads while
-  // it spins. doorbell_ counts rings (written under mutex_); pendingSince_
-  // is when the oldest task in pending_ was queued, as steady_clock ticks
-  // (Note [accinte launch latency]; written under mutex_, read without it
-  // by the worker once rung).
   // error_ holds an error nobody has taken yet (written under mutex_; read
   // without it by takeError, which then takes the lock only if set).
   alignas(64) std::atomic<bool> errorPending_{false};
+  // Note [accinte worker doorbell]: the one line an idle worker reads while
+  // it waits. doorbell_ counts rings (written under mutex_); pendingSince_
+  // is when the oldest task in pending_ was queued, as steady_clock ticks
+  // (Note [accinte launch latency]; written under mutex_, read without it
+  // by the worker once rung).
   alignas(64) std::atomic<uint64_t> doorbell_{0};
   std::atomic<std::chrono::steady_clock::rep> pendingSince_{0};
   std::atomic<uint64_t> rungTicket_{0};  // the first task pending at the last ring
+  // What the idle worker dozes on (awaitDoorbell): only it and the
+  // destructor touch them, never a launch.
+  std::mutex dozeMutex_;
+  std::condition_variable dozeCv_;
 };
 
 // Marks the calling host thread as running `stream`'s work while it lives:
