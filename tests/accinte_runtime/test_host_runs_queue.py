@@ -175,3 +175,43 @@ def test_with_the_default_latency_a_prompt_wait_runs_the_work(ac):
     assert ran_on[-1] == main, "no prompt wait ran the kernel"
     check(ac.acFree(dev))
     check(ac.acStreamDestroy(stream))
+
+
+def test_a_wait_whose_work_another_thread_took_meanwhile_runs_nothing():
+    # A waiting host reads "untaken work" without the lock, then takes the
+    # lock; in between, another thread may run what it waits for while more
+    # is queued behind it. It must then take nothing and return: taking an
+    # empty batch read past its end (a segfault on a stream's first host
+    # batch). Feeders launch on the stream the main thread synchronizes,
+    # with fresh streams (no batch buffer yet) round after round.
+    out = run_ok("""
+        import threading, time
+        libc = ctypes.CDLL(None)
+        kernel = KERNEL_FN(ctypes.cast(libc.abs, ctypes.c_void_p).value)  # abs(NULL) == 0
+        current = [stream_create(ac)]
+        stop = threading.Event()
+
+        def feed():
+            while not stop.is_set():
+                ac.acLaunchKernel(current[0], kernel, None)
+
+        feeders = [threading.Thread(target=feed) for _ in range(2)]
+        for f in feeders:
+            f.start()
+        rounds = 0
+        end = time.monotonic() + 2.0
+        while time.monotonic() < end:
+            fresh = stream_create(ac)
+            old, current[0] = current[0], fresh
+            for _ in range(20):
+                check(ac.acLaunchKernel(fresh, kernel, None))
+                check(ac.acStreamSynchronize(fresh))
+            rounds += 1
+            check(ac.acStreamDestroy(old))
+        stop.set()
+        for f in feeders:
+            f.join()
+        check(ac.acStreamSynchronize(current[0]))
+        print("ok", rounds)
+    """, env={"ACCINTE_LAUNCH_LATENCY_US": "0"})
+    assert out.startswith("ok")

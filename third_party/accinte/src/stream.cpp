@@ -549,13 +549,18 @@ bool Stream::runPendingHere(uint64_t target) {
       // worker: the waiting thread runs what it waits for, no more.
       const auto end = std::find_if(pending_.begin(), pending_.end(),
                                     [&](const auto& queued) { return queued.first > target; });
+      if (end == pending_.begin()) {
+        // Everything queued came after the wait began: what it waited for
+        // has run (another thread took it between the hint and the lock).
+        return false;
+      }
       hostBatch_.reserve(static_cast<size_t>(end - pending_.begin()));  // may throw: nothing moved yet
       std::move(pending_.begin(), end, std::back_inserter(hostBatch_));
       pending_.erase(pending_.begin(), end);
     }
     executing_.store(true);
   }
-  const uint64_t last = hostBatch_.back().first;
+  const uint64_t last = hostBatch_.back().first;  // not empty: see above
   {
     const StreamWorkScope onStream(this);
     runBatch(hostBatch_);
