@@ -56,7 +56,8 @@ class C10_EXPORT AccInteStream {
  private:
   friend class AccInteStreamMaker;
   struct Unchecked {};
-  // For ids this file's functions computed themselves: no checks to repeat.
+  // For ids that AccInteStream.cpp computed itself (AccInteStreamMaker):
+  // the public constructor's checks would only repeat what holds.
   AccInteStream(Unchecked, Stream stream) : stream_(stream) {}
 
   Stream stream_;
