@@ -114,6 +114,13 @@ std::unique_ptr<detail::KernelClosureOf<Kernel>> make_kernel(Args&&... args) {
 /// host].
 C10_EXPORT void release_finished_kernels();
 
+/// Whether the calling thread is running a kernel's body: a closure queued by
+/// launch_kernel, on a stream's worker or on a host thread that runs the
+/// stream's work while it waits. What the body allocates with the CPU
+/// allocator is then a kernel's scratch memory (Note [accinte kernel scratch
+/// memory], csrc/emulation/KernelScratch.cpp).
+C10_EXPORT bool in_kernel();
+
 /// With ACCINTE_LAUNCH_BLOCKING=1 (read once), waits for `stream` and so
 /// reports a failing kernel at its launch, like CUDA_LAUNCH_BLOCKING.
 /// Called after every launch and asynchronous copy; otherwise a no-op.

@@ -1,5 +1,5 @@
 // Python glue for memory: the per-process memory fraction, pinned (host)
-// allocator statistics, and memory history and snapshots (the counterparts
+// allocator statistics, the kernels' scratch cache (emulation), and memory history and snapshots (the counterparts
 // of torch/csrc/cuda/Module.cpp's memory functions and memory_snapshot.cpp).
 //
 // Stacks: while history is recorded with stacks, the allocator calls the
@@ -14,6 +14,7 @@
 #include <ATen/core/CachingHostAllocator.h>
 #include <torch/csrc/profiler/combined_traceback.h>
 
+#include <csrc/emulation/KernelScratch.h>
 #include <csrc/runtime/AccInteDeviceAllocator.h>
 #include <csrc/runtime/AccInteHostAllocator.h>
 
@@ -260,6 +261,18 @@ void add_memory_functions(py::module_& m) {
       "_reset_peak_host_memory_stats",
       [] { c10::accinte::getHostAllocator()->reset_peak_stats(); }, no_gil(),
       "Sets the pinned-memory allocator's peaks to their current values.");
+  m.def(
+      "_kernel_scratch_stats",
+      [] {
+        const auto stats = at::native::accinte::kernel_scratch_stats();
+        py::dict d;
+        d["cached_bytes"] = stats.cached_bytes;
+        d["hits"] = stats.hits;
+        d["misses"] = stats.misses;
+        return d;
+      },
+      "The cache of kernels' CPU scratch memory (Note [accinte kernel scratch memory]): free "
+      "bytes kept, allocations it served, allocations it passed to the CPU's allocator.");
   m.def("_record_memory_history", &record_memory_history, py::arg("enabled"),
         py::arg("context"), py::arg("stacks"), py::arg("max_entries"),
         py::arg("clear_history"), "Starts or stops recording the allocator's history.");

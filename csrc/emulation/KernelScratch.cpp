@@ -1,0 +1,193 @@
+// Note [accinte kernel scratch memory]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// CPU kernels allocate their temporaries (flash attention's blocks, the
+// partial sums of a reduction, a convolution's columns) with the CPU
+// allocator, that is glibc's malloc. Called on the CPU, they allocate on the
+// calling thread, usually the main one, whose heap glibc keeps once it has
+// grown: it trims the main heap only past a threshold that rises with the
+// largest block freed, up to 64 MiB. Run as an accinte kernel, the same code
+// allocates on the stream's worker thread, and glibc gives each other thread
+// an arena of 64 MiB heaps that it shrinks or unmaps as soon as their top is
+// free. A kernel's temporaries are all free when it ends, so every kernel
+// mapped its scratch again and faulted in every page of it: SDPA forward and
+// backward (4x8x256x64, causal) faulted about 1,900 pages an iteration more
+// than on the CPU and took 1.2 times as long.
+//
+// A GPU kernel takes its workspace from device memory that the caching
+// allocator keeps; accinte's kernels take theirs from this cache. The CPU
+// allocator is wrapped once, when the library loads. While a thread runs a
+// kernel's body (c10::accinte::in_kernel()), blocks of 128 KiB up to 32 MiB
+// come from the cache when it holds one that fits (at most twice the size
+// asked for), and go back to it when freed, up to 64 MiB of free blocks in
+// all. Every other allocation goes to the CPU's allocator unchanged: outside
+// kernels, small blocks (which stay in glibc's bins) and large ones (which
+// glibc maps afresh on the CPU as well). The bounds are glibc's: its default
+// mmap threshold, the largest it raises that threshold to, and the largest
+// trim threshold that follows.
+#include <csrc/emulation/KernelScratch.h>
+
+#include <c10/core/CPUAllocator.h>
+#include <c10/util/Exception.h>
+
+#include <csrc/runtime/AccInteKernel.h>
+
+#include <pthread.h>
+
+#include <map>
+#include <mutex>
+#include <new>
+#include <unordered_map>
+
+namespace at::native::accinte {
+namespace {
+
+constexpr size_t kMinBytes = size_t{128} << 10;     // glibc's default mmap threshold
+constexpr size_t kMaxBytes = size_t{32} << 20;      // the largest glibc raises it to
+constexpr size_t kMaxCachedBytes = size_t{64} << 20; // the largest trim threshold
+constexpr size_t kGranule = size_t{64} << 10;
+
+// LITERALINCLUDE START: EXECUTION KERNEL SCRATCH
+class KernelScratchAllocator final : public c10::Allocator {
+ public:
+  explicit KernelScratchAllocator(c10::Allocator* cpu) : cpu_(cpu) {}
+
+  c10::DataPtr allocate(size_t nbytes) override {
+    if (nbytes < kMinBytes || nbytes >= kMaxBytes || !c10::accinte::in_kernel()) {
+      return cpu_->allocate(nbytes);
+    }
+    const size_t size = (nbytes + kGranule - 1) / kGranule * kGranule;
+    void* data = take(size);
+    if (data == nullptr) {
+      data = make(size);
+    }
+    // Context and data are one pointer: a simple DataPtr, as the CPU's.
+    return {data, data, &give_back, c10::Device(c10::kCPU)};
+  }
+
+  c10::DeleterFnPtr raw_deleter() const override { return &give_back; }
+
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    default_copy_data(dest, src, count);
+  }
+
+  KernelScratchStats stats() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stats_;
+  }
+
+  // The one instance, made when the library loads.
+  static KernelScratchAllocator* instance;
+
+  // fork() happens with the lock held (pthread_atfork), so that a child
+  // forked while a worker held it does not wait for it forever at its first
+  // free of a block it inherited.
+  static void lock_for_fork() { instance->mutex_.lock(); }
+  static void unlock_after_fork() { instance->mutex_.unlock(); }
+
+ private:
+  struct Block {
+    c10::DataPtr memory; // from the CPU's allocator
+    size_t size;
+  };
+
+  // A free block of at least `size` bytes and at most twice that, or null.
+  void* take(size_t size) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = free_.lower_bound(size);
+    if (it == free_.end() || it->first > 2 * size) {
+      ++stats_.misses;
+      return nullptr;
+    }
+    void* data = it->second;
+    stats_.cached_bytes -= it->first;
+    free_.erase(it);
+    ++stats_.hits;
+    return data;
+  }
+
+  // A new block from the CPU's allocator; on failure, the cache's free
+  // blocks go back to it first.
+  void* make(size_t size) {
+    c10::DataPtr memory;
+    try {
+      memory = cpu_->allocate(size);
+    } catch (const c10::Error&) {
+      release_free_blocks();
+      memory = cpu_->allocate(size); // throws the CPU's error if it fails again
+    }
+    void* data = memory.get();
+    std::lock_guard<std::mutex> lock(mutex_);
+    blocks_.emplace(data, Block{std::move(memory), size});
+    return data;
+  }
+
+  // Deleter of every block handed out, on any thread.
+  static void give_back(void* data) { instance->keep(data); }
+
+  void keep(void* data) {
+    c10::DataPtr doomed; // freed after the lock is let go
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      const auto it = blocks_.find(data);
+      if (it == blocks_.end()) {
+        return; // never: only blocks made here have this deleter
+      }
+      const size_t size = it->second.size;
+      while (stats_.cached_bytes + size > kMaxCachedBytes && !free_.empty()) {
+        evict_largest(); // under the lock: frees, never allocates
+      }
+      if (stats_.cached_bytes + size > kMaxCachedBytes) {
+        doomed = std::move(it->second.memory);
+        blocks_.erase(it);
+      } else {
+        free_.emplace(size, data);
+        stats_.cached_bytes += size;
+      }
+    }
+  }
+
+  void evict_largest() {
+    const auto largest = std::prev(free_.end());
+    stats_.cached_bytes -= largest->first;
+    blocks_.erase(largest->second); // its DataPtr frees the memory
+    free_.erase(largest);
+  }
+
+  void release_free_blocks() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    while (!free_.empty()) {
+      evict_largest();
+    }
+  }
+
+  c10::Allocator* const cpu_;
+  std::mutex mutex_;
+  std::unordered_map<void*, Block> blocks_; // every block made, free or not
+  std::multimap<size_t, void*> free_;       // free blocks by size
+  KernelScratchStats stats_;
+};
+// LITERALINCLUDE END: EXECUTION KERNEL SCRATCH
+
+KernelScratchAllocator* KernelScratchAllocator::instance = nullptr;
+
+// Wraps the CPU allocator in place when the library loads: PyTorch's own
+// (priority 0), or one a program set before with a priority of at most 1.
+bool install() {
+  // Leaked: blocks may be freed until the process exits.
+  KernelScratchAllocator::instance = new KernelScratchAllocator(c10::GetCPUAllocator());
+  (void)pthread_atfork(&KernelScratchAllocator::lock_for_fork,
+                       &KernelScratchAllocator::unlock_after_fork,
+                       &KernelScratchAllocator::unlock_after_fork);
+  c10::SetCPUAllocator(KernelScratchAllocator::instance, /*priority=*/1);
+  return true;
+}
+
+const bool installed = install();
+
+} // namespace
+
+KernelScratchStats kernel_scratch_stats() {
+  return KernelScratchAllocator::instance->stats();
+}
+
+} // namespace at::native::accinte
