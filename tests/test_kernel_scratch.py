@@ -4,6 +4,7 @@ next kernel (Note [accinte kernel scratch memory], csrc/emulation/KernelScratch.
 import gc
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import textwrap
@@ -31,7 +32,7 @@ def attention_step(device, shape=(4, 8, 256, 64)):
         out.sum().backward()
         if device == "accinte":
             torch.accinte.synchronize()
-        return [t.detach().cpu() for t in (out, q.grad, k.grad, v.grad)]
+        return out, q.grad, k.grad, v.grad
 
     return step
 
@@ -50,19 +51,21 @@ def test_kernels_reuse_the_scratch_earlier_kernels_freed_and_give_the_cpu_bits()
     assert after["misses"] == before["misses"], "a warm step still allocated afresh"
     assert after["hits"] - before["hits"] >= 3 * 7
     for got, want in zip(results, reference):
-        assert torch.equal(got, want)
+        assert torch.equal(got.cpu(), want)
 
 
 def test_a_warm_step_faults_in_no_new_pages():
     # Without the cache, each step mapped its scratch afresh on the worker:
     # about 2,000 page faults a step (glibc trims a thread's arena at once).
+    # The median leaves out a step that grew the device's memory pool.
     step = attention_step("accinte")
-    for _ in range(3):
+    step()
+    faults = []
+    for _ in range(9):
+        start = minor_faults()
         step()
-    start = minor_faults()
-    for _ in range(10):
-        step()
-    assert (minor_faults() - start) / 10 < 100
+        faults.append(minor_faults() - start)
+    assert statistics.median(faults) < 100, faults
 
 
 def test_allocations_outside_kernels_go_to_the_cpu_allocator():
