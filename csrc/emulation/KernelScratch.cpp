@@ -64,7 +64,11 @@ class KernelScratchAllocator final : public c10::Allocator {
     return {data, data, &give_back, c10::Device(c10::kCPU)};
   }
 
-  c10::DeleterFnPtr raw_deleter() const override { return &give_back; }
+  // raw_allocate gives the raw pointer of either kind of block, so the raw
+  // deleter takes both: blocks of the cache, and the CPU allocator's.
+  c10::DeleterFnPtr raw_deleter() const override {
+    return cpu_->raw_deleter() != nullptr ? &give_back : nullptr;
+  }
 
   void copy_data(void* dest, const void* src, std::size_t count) const override {
     default_copy_data(dest, src, count);
@@ -129,21 +133,24 @@ class KernelScratchAllocator final : public c10::Allocator {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       const auto it = blocks_.find(data);
-      if (it == blocks_.end()) {
-        return; // never: only blocks made here have this deleter
-      }
-      const size_t size = it->second.size;
-      while (stats_.cached_bytes + size > kMaxCachedBytes && !free_.empty()) {
-        evict_largest(); // under the lock: frees, never allocates
-      }
-      if (stats_.cached_bytes + size > kMaxCachedBytes) {
+      if (it != blocks_.end()) {
+        const size_t size = it->second.size;
+        while (stats_.cached_bytes + size > kMaxCachedBytes && !free_.empty()) {
+          evict_largest(); // under the lock: frees, never allocates
+        }
+        if (stats_.cached_bytes + size <= kMaxCachedBytes) {
+          free_.emplace(size, data);
+          stats_.cached_bytes += size;
+          return;
+        }
         doomed = std::move(it->second.memory);
         blocks_.erase(it);
-      } else {
-        free_.emplace(size, data);
-        stats_.cached_bytes += size;
+        return;
       }
     }
+    // Not a block of the cache: raw memory of the CPU allocator that
+    // raw_deallocate gives back through this deleter.
+    cpu_->raw_deleter()(data);
   }
 
   void evict_largest() {

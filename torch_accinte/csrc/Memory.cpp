@@ -1,6 +1,7 @@
 // Python glue for memory: the per-process memory fraction, pinned (host)
-// allocator statistics, the kernels' scratch cache (emulation), and memory history and snapshots (the counterparts
-// of torch/csrc/cuda/Module.cpp's memory functions and memory_snapshot.cpp).
+// allocator statistics, the counters of the emulation's cache of kernels'
+// scratch memory, and memory history and snapshots (the counterparts of
+// torch/csrc/cuda/Module.cpp's memory functions and memory_snapshot.cpp).
 //
 // Stacks: while history is recorded with stacks, the allocator calls the
 // recorder installed here, which captures the Python stack as a
