@@ -47,6 +47,7 @@ SELF_CHECKING = [
     ("python_kernels_and_waits.py", "Python kernels and host waits share the GIL without deadlock"),
     ("compile_model.py", "torch.compile works on accinte and matches the CPU"),
     ("share_across_processes.py", "accinte tensors are shared across processes as CUDA tensors are"),
+    ("kernel_scratch.py", "kernels reuse their scratch memory and give the CPU's bits"),
 ]
 
 
