@@ -23,7 +23,10 @@
 // kernels, small blocks (which stay in glibc's bins) and large ones (which
 // glibc maps afresh on the CPU as well). The bounds are glibc's: its default
 // mmap threshold, the largest it raises that threshold to, and the largest
-// trim threshold that follows.
+// trim threshold that follows. Measured on the 2-core machine, the same
+// SDPA step: page faults per warm step 2,016 before, 1 after (the CPU's
+// own: about 500); bench.py --only SDPA, three runs each in turn: 1.21x,
+// 1.24x and 1.22x the CPU's time before, 0.98x, 1.03x and 0.96x after.
 #include <csrc/emulation/KernelScratch.h>
 
 #include <c10/core/CPUAllocator.h>
