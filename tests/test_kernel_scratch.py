@@ -79,26 +79,37 @@ def test_allocations_outside_kernels_go_to_the_cpu_allocator():
 def test_a_block_a_kernel_returns_is_freed_into_the_cache_by_the_thread_that_drops_it():
     # A quantized device tensor copied to the CPU: its CPU result is made in
     # the kernel (LayoutAlias.h) and freed later by the main thread.
+    torch.accinte.empty_cache()  # gives the cache's free blocks back
+    assert scratch()["cached_bytes"] == 0
     x = torch.randn(512, 1024)
     q = torch.quantize_per_tensor(x.to("accinte"), 0.1, 0, torch.qint8)
     result = q.cpu()
     assert torch.equal(result.int_repr(), torch.quantize_per_tensor(x, 0.1, 0, torch.qint8).int_repr())
-    cached = scratch()["cached_bytes"]
+    returns = scratch()["returns"]
     del result
     gc.collect()
-    assert scratch()["cached_bytes"] >= min(cached + 512 * 1024, 64 * MiB)
+    assert scratch()["returns"] == returns + 1
+    assert scratch()["cached_bytes"] >= 512 * 1024
 
 
-def test_the_cache_keeps_at_most_64_MiB_of_free_blocks():
+def test_the_cache_keeps_at_most_64_MiB_of_free_blocks_the_least_recently_freed_go_first():
+    torch.accinte.empty_cache()
     for length in (256, 512, 768, 1024, 1536, 2048):
         attention_step("accinte", shape=(8, 8, length, 64))()
-    stats = scratch()
-    assert 0 < stats["cached_bytes"] <= 64 * MiB
+    assert 48 * MiB < scratch()["cached_bytes"] <= 64 * MiB
+    # The last shape's blocks were freed last: they are still there.
+    before = scratch()
+    attention_step("accinte", shape=(8, 8, 2048, 64))()
+    assert scratch()["misses"] == before["misses"]
+    torch.accinte.empty_cache()
+    assert scratch()["cached_bytes"] == 0
 
 
 def test_a_child_forked_while_kernels_run_frees_what_it_inherited():
-    # The cache's lock is held across fork(): a child forked while a worker
-    # allocated would otherwise wait for it forever.
+    # The cache's lock is held across fork(), so that a child forked while a
+    # worker holds it does not wait for it forever. The lock is held for well
+    # under a microsecond, so this checks that such forks work, not that the
+    # race is caught.
     code = textwrap.dedent(
         """
         import os, threading, torch, torch_accinte

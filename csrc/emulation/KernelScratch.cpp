@@ -2,31 +2,36 @@
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // CPU kernels allocate their temporaries (flash attention's blocks, the
 // partial sums of a reduction, a convolution's columns) with the CPU
-// allocator, that is glibc's malloc. Called on the CPU, they allocate on the
-// calling thread, usually the main one, whose heap glibc keeps once it has
-// grown: it trims the main heap only past a threshold that rises with the
-// largest block freed, up to 64 MiB. Run as an accinte kernel, the same code
-// allocates on the stream's worker thread, and glibc gives each other thread
-// an arena of 64 MiB heaps that it shrinks or unmaps as soon as their top is
-// free. A kernel's temporaries are all free when it ends, so every kernel
-// mapped its scratch again and faulted in every page of it: SDPA forward and
-// backward (4x8x256x64, causal) faulted about 1,900 pages an iteration more
-// than on the CPU and took 1.2 times as long.
+// allocator, that is glibc's malloc, which gives the free top of a heap back
+// to the system once it exceeds the trim threshold. Called on the CPU, a
+// kernel also allocates its outputs on that heap, and they, like every other
+// live tensor, keep the top in use. Run as an accinte kernel, its outputs
+// are device memory: its temporaries sit alone at the top of the worker
+// thread's heap, glibc trims them when the kernel frees them, and the next
+// kernel maps and faults in every page again. SDPA forward and backward
+// (4x8x256x64, causal) faulted 2,016 pages a warm step (the CPU: about 500)
+// and took 1.2 times the CPU's time.
 //
 // A GPU kernel takes its workspace from device memory that the caching
 // allocator keeps; accinte's kernels take theirs from this cache. The CPU
 // allocator is wrapped once, when the library loads. While a thread runs a
 // kernel's body (c10::accinte::in_kernel()), blocks of 128 KiB up to 32 MiB
 // come from the cache when it holds one that fits (at most twice the size
-// asked for), and go back to it when freed, up to 64 MiB of free blocks in
-// all. Every other allocation goes to the CPU's allocator unchanged: outside
-// kernels, small blocks (which stay in glibc's bins) and large ones (which
-// glibc maps afresh on the CPU as well). The bounds are glibc's: its default
-// mmap threshold, the largest it raises that threshold to, and the largest
-// trim threshold that follows. Measured on the 2-core machine, the same
-// SDPA step: page faults per warm step 2,016 before, 1 after (the CPU's
-// own: about 500); bench.py --only SDPA, three runs each in turn: 1.21x,
+// asked for), and go back to it when freed, on any thread; past 64 MiB of
+// free blocks the least recently freed go back to the CPU's allocator, and
+// empty_cache() gives back all of them. Every other allocation goes to the
+// CPU's allocator unchanged: outside kernels, small blocks (which stay in
+// glibc's bins) and large ones (which glibc maps afresh on the CPU as well).
+// The bounds are glibc's: its default mmap threshold, the largest it raises
+// that threshold to, and the largest trim threshold that follows. Measured
+// on the 2-core machine, the same SDPA step: page faults per warm step 2,016
+// before, 1 after; bench.py --only SDPA, three runs each in turn: 1.21x,
 // 1.24x and 1.22x the CPU's time before, 0.98x, 1.03x and 0.96x after.
+//
+// The wrapper is the CPU allocator of every process that loads accinte, so
+// what it adds elsewhere is kept small: a size test per allocation, and a
+// raw free (raw_deallocate, which oneDNN uses) takes the cache's lock only
+// once the cache has made a block.
 #include <csrc/emulation/KernelScratch.h>
 
 #include <c10/core/CPUAllocator.h>
@@ -36,10 +41,13 @@
 
 #include <pthread.h>
 
+#include <atomic>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <new>
 #include <unordered_map>
+#include <vector>
 
 namespace at::native::accinte {
 namespace {
@@ -82,6 +90,15 @@ class KernelScratchAllocator final : public c10::Allocator {
     return stats_;
   }
 
+  // Gives every free block back to the CPU's allocator.
+  void release() {
+    std::vector<c10::DataPtr> doomed;
+    std::lock_guard<std::mutex> lock(mutex_);
+    while (!free_.empty()) {
+      doomed.push_back(evict_oldest());
+    }
+  } // the lock is let go first, then the blocks are freed
+
   // The one instance, made when the library loads.
   static KernelScratchAllocator* instance;
 
@@ -95,6 +112,7 @@ class KernelScratchAllocator final : public c10::Allocator {
   struct Block {
     c10::DataPtr memory; // from the CPU's allocator
     size_t size;
+    uint64_t freed_at = 0; // when it was last freed (for eviction)
   };
 
   // A free block of at least `size` bytes and at most twice that, or null.
@@ -119,36 +137,34 @@ class KernelScratchAllocator final : public c10::Allocator {
     try {
       memory = cpu_->allocate(size);
     } catch (const c10::Error&) {
-      release_free_blocks();
+      release();
       memory = cpu_->allocate(size); // throws the CPU's error if it fails again
     }
     void* data = memory.get();
     std::lock_guard<std::mutex> lock(mutex_);
     blocks_.emplace(data, Block{std::move(memory), size});
+    made_.store(true, std::memory_order_release);
     return data;
   }
 
-  // Deleter of every block handed out, on any thread.
+  // Deleter of every block handed out, and the raw deleter: on any thread.
   static void give_back(void* data) { instance->keep(data); }
 
   void keep(void* data) {
-    c10::DataPtr doomed; // freed after the lock is let go
-    {
+    std::vector<c10::DataPtr> doomed;
+    if (made_.load(std::memory_order_acquire)) {
       std::lock_guard<std::mutex> lock(mutex_);
       const auto it = blocks_.find(data);
       if (it != blocks_.end()) {
-        const size_t size = it->second.size;
-        while (stats_.cached_bytes + size > kMaxCachedBytes && !free_.empty()) {
-          evict_largest(); // under the lock: frees, never allocates
+        // Least recently freed first; a block (< 32 MiB) then always fits.
+        while (stats_.cached_bytes + it->second.size > kMaxCachedBytes) {
+          doomed.push_back(evict_oldest());
         }
-        if (stats_.cached_bytes + size <= kMaxCachedBytes) {
-          free_.emplace(size, data);
-          stats_.cached_bytes += size;
-          return;
-        }
-        doomed = std::move(it->second.memory);
-        blocks_.erase(it);
-        return;
+        it->second.freed_at = ++clock_;
+        free_.emplace(it->second.size, data);
+        stats_.cached_bytes += it->second.size;
+        ++stats_.returns;
+        return; // the lock is let go first, then the evicted blocks are freed
       }
     }
     // Not a block of the cache: raw memory of the CPU allocator that
@@ -156,24 +172,29 @@ class KernelScratchAllocator final : public c10::Allocator {
     cpu_->raw_deleter()(data);
   }
 
-  void evict_largest() {
-    const auto largest = std::prev(free_.end());
-    stats_.cached_bytes -= largest->first;
-    blocks_.erase(largest->second); // its DataPtr frees the memory
-    free_.erase(largest);
-  }
-
-  void release_free_blocks() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    while (!free_.empty()) {
-      evict_largest();
+  // Takes the least recently freed block out of the cache (under the lock);
+  // the caller frees it after letting the lock go.
+  c10::DataPtr evict_oldest() {
+    auto oldest = free_.begin();
+    for (auto it = free_.begin(); it != free_.end(); ++it) {
+      if (blocks_.at(it->second).freed_at < blocks_.at(oldest->second).freed_at) {
+        oldest = it;
+      }
     }
+    const auto block = blocks_.find(oldest->second);
+    c10::DataPtr memory = std::move(block->second.memory);
+    stats_.cached_bytes -= block->second.size;
+    blocks_.erase(block);
+    free_.erase(oldest);
+    return memory;
   }
 
   c10::Allocator* const cpu_;
   std::mutex mutex_;
-  std::unordered_map<void*, Block> blocks_; // every block made, free or not
-  std::multimap<size_t, void*> free_;       // free blocks by size
+  std::atomic<bool> made_{false};            // blocks_ was ever non-empty
+  std::unordered_map<void*, Block> blocks_;  // every block made, free or not
+  std::multimap<size_t, void*> free_;        // free blocks by size (at most 512)
+  uint64_t clock_ = 0;                       // counts frees, for freed_at
   KernelScratchStats stats_;
 };
 // LITERALINCLUDE END: EXECUTION KERNEL SCRATCH
@@ -198,6 +219,10 @@ const bool installed = install();
 
 KernelScratchStats kernel_scratch_stats() {
   return KernelScratchAllocator::instance->stats();
+}
+
+void release_kernel_scratch() {
+  KernelScratchAllocator::instance->release();
 }
 
 } // namespace at::native::accinte

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <utility>
 
 namespace c10::accinte {
 
@@ -56,11 +57,10 @@ thread_local bool t_in_kernel = false;
 // LITERALINCLUDE START: EXECUTION LAUNCH KERNEL
 int run_captured_kernel(void* user_data) {
   try {
-    // A thread runs one kernel at a time: none runs another inline.
-    t_in_kernel = true;
-    struct Leave {
-      ~Leave() { t_in_kernel = false; }
-    } leave;
+    struct InKernel {
+      bool was = std::exchange(t_in_kernel, true);
+      ~InKernel() { t_in_kernel = was; }
+    } in_kernel;
     static_cast<KernelClosure*>(user_data)->run();
     return 0;
   } catch (const std::exception& e) {

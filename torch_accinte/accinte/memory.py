@@ -40,9 +40,11 @@ def _lazy_init() -> None:
 
 def empty_cache() -> None:
     """Returns cached, unused device memory to the runtime (acFree), after
-    letting go of shared storages no other process holds (``ipc_collect``).
-    Does nothing in a child forked after accinte was initialised, as
-    ``torch.cuda.empty_cache`` does: the cache there is a copy of the parent's."""
+    letting go of shared storages no other process holds (``ipc_collect``),
+    and the emulation's cached kernel scratch memory to the CPU's allocator
+    (Note [accinte kernel scratch memory]). Does nothing in a child forked
+    after accinte was initialised, as ``torch.cuda.empty_cache`` does: the
+    cache there is a copy of the parent's."""
     from . import _is_in_bad_fork
     from .reductions import ipc_collect
 
@@ -51,6 +53,7 @@ def empty_cache() -> None:
 
     ipc_collect()
     torch.accelerator.memory.empty_cache()
+    _C._kernel_scratch_release()
 
 
 def memory_stats(device: _device_t = None) -> OrderedDict[str, Any]:
