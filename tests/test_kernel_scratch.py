@@ -56,7 +56,7 @@ def test_kernels_reuse_the_scratch_earlier_kernels_freed_and_give_the_cpu_bits()
 
 def test_a_warm_step_faults_in_no_new_pages():
     # Without the cache, each step mapped its scratch afresh on the worker:
-    # about 2,000 page faults a step (glibc trims a thread's arena at once).
+    # 2,016 page faults a step (glibc trimmed the free top of its heap).
     # The median leaves out a step that grew the device's memory pool.
     step = attention_step("accinte")
     step()
