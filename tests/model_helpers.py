@@ -83,7 +83,8 @@ def train(model: nn.Module, batches, loss_fn: Callable, device: str,
     backward, before the first step, so gradients can be compared.
     """
     if make_optimizer is None:
-        make_optimizer = lambda params: torch.optim.SGD(params, lr=0.05, momentum=0.9)
+        def make_optimizer(params):
+            return torch.optim.SGD(params, lr=0.05, momentum=0.9)
     optimizer = make_optimizer(model.parameters())
     losses = []
     for i, (inputs, target) in enumerate(batches[:steps]):

@@ -78,8 +78,10 @@ def in_float(fn, *tensors, dtype):
 def test_avg_pool3d_low_precision_computes_in_float(dtype):
     # diffusers' video autoencoders pool latents with avg_pool3d in bfloat16;
     # vidtok casts to float itself only when the device is "cpu".
+    def pool(t):
+        return torch.nn.functional.avg_pool3d(t, (1, 2, 2), stride=(1, 2, 2))
+
     x = torch.randn(2, 3, 4, 6, 6, generator=torch.Generator().manual_seed(0)).to(dtype)
-    pool = lambda t: torch.nn.functional.avg_pool3d(t, (1, 2, 2), stride=(1, 2, 2))
     with pytest.raises(NotImplementedError, match="avg_pool3d_out_frame"):
         pool(x)  # the CPU's kernel refuses half and bfloat16
     xa = x.to("accinte").requires_grad_()
@@ -97,8 +99,10 @@ def test_avg_pool3d_low_precision_computes_in_float(dtype):
 @pytest.mark.parametrize("dtype", LOW)
 def test_antialiased_resize_low_precision_computes_in_float(dtype, mode):
     # transformers' SAM2 video tracker resizes masks with antialias=True.
+    def resize(t):
+        return torch.nn.functional.interpolate(t, size=(4, 5), mode=mode, antialias=True)
+
     x = torch.randn(1, 2, 9, 11, generator=torch.Generator().manual_seed(2)).to(dtype)
-    resize = lambda t: torch.nn.functional.interpolate(t, size=(4, 5), mode=mode, antialias=True)
     with pytest.raises(NotImplementedError, match="compute_index_ranges_weights"):
         resize(x)
     xa = x.to("accinte").requires_grad_()
@@ -122,8 +126,10 @@ def test_float_compute_refuses_half_and_bfloat16_together():
 
 
 def test_float_compute_leaves_other_dtypes_to_the_cpu_kernel():
+    def pool(t):
+        return torch.nn.functional.avg_pool3d(t, 3, stride=1, padding=1)
+
     x = torch.randn(1, 2, 4, 4, 4, generator=torch.Generator().manual_seed(3))
-    pool = lambda t: torch.nn.functional.avg_pool3d(t, 3, stride=1, padding=1)
     assert torch.equal(pool(x.to("accinte")).cpu(), pool(x))
     assert torch.equal(pool(x.double().to("accinte")).cpu(), pool(x.double()))
     # Invalid arguments raise what the CPU's float kernel raises, at the call.

@@ -391,13 +391,17 @@ def generate(model, idx, tokens: int):
 
 
 def test_gpt_training_matches_cpu():
-    adamw = lambda params: torch.optim.AdamW(params, lr=3e-3)
+    def adamw(params):
+        return torch.optim.AdamW(params, lr=3e-3)
+
     dev, cpu = train_both(make_gpt(), text_batches(), lm_loss, make_optimizer=adamw, rtol=0, atol=0)
     assert dev.head.weight is dev.tokens.weight  # still tied after .to()
 
 
 def test_gpt_greedy_generation_matches_cpu():
-    adamw = lambda params: torch.optim.AdamW(params, lr=1e-2)
+    def adamw(params):
+        return torch.optim.AdamW(params, lr=1e-2)
+
     dev, cpu = train_both(make_gpt(), text_batches(6), lm_loss, make_optimizer=adamw, rtol=0,
                           atol=0)
     dev.eval()

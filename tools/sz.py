@@ -94,8 +94,9 @@ def offenders(path: Path, shown: str, line_length: bool):
         yield f"{shown}:1: file ({len(lines)} lines, limit {MAX_FILE})"
     functions = python_functions if path.suffix == ".py" else c_functions
     for name, first, last in functions(text):
-        if last - first + 1 > MAX_FUNCTION:
-            yield f"{shown}:{first}: function {name} ({last - first + 1} lines, limit {MAX_FUNCTION})"
+        length = last - first + 1
+        if length > MAX_FUNCTION:
+            yield f"{shown}:{first}: function {name} ({length} lines, limit {MAX_FUNCTION})"
     if line_length and path.suffix != ".py":
         for number, text_line in enumerate(lines, 1):
             if len(text_line) > MAX_LINE:

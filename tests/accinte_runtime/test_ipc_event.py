@@ -11,11 +11,9 @@ import sys
 import textwrap
 import time
 
-import pytest
-
 from accinte_ctypes import (_PRELUDE, EVENT_DISABLE_TIMING, EVENT_INTERPROCESS, CaptureMode, Err,
                             Gate, IpcEventHandle, IpcMemHandle, Kind, check, event_create,
-                            library_path, malloc, read_device, run_ok, stream_create)
+                            library_path, malloc, run_ok)
 
 IPC_FLAGS = EVENT_INTERPROCESS | EVENT_DISABLE_TIMING
 

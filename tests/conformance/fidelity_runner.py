@@ -23,7 +23,6 @@ every error input. Random operators are left out of the value checks.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import warnings
 
 import torch

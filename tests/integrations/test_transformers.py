@@ -11,7 +11,6 @@ from __future__ import annotations
 import pytest
 import torch
 
-from . import compat
 from .twins import run_both
 
 transformers = pytest.importorskip("transformers")

@@ -69,12 +69,18 @@ GENERATOR_MISMATCH = {
     # The CPU kernel's check_generator message, as with a CUDA generator.
     "randn_on_cpu": ("torch.randn(3, generator=torch.Generator('accinte'))", "cpu", "accinte"),
     "rand_on_cpu": ("torch.rand(3, generator=torch.Generator('accinte'))", "cpu", "accinte"),
-    "multinomial_on_cpu": ("torch.multinomial(torch.ones(4), 2, generator=torch.Generator('accinte'))", "cpu", "accinte"),
-    "normal__on_cpu": ("torch.empty(3).normal_(generator=torch.Generator('accinte'))", "cpu", "accinte"),
-    "randperm_on_cpu": ("torch.randperm(5, generator=torch.Generator('accinte'))", "cpu", "accinte"),
-    "randn_on_accinte": ("torch.randn(3, device='accinte', generator=torch.Generator())", "accinte", "cpu"),
-    "multinomial_on_accinte": ("torch.multinomial(torch.ones(4, device='accinte'), 2, generator=torch.Generator())", "accinte", "cpu"),
-    "bernoulli__on_accinte": ("torch.empty(3, device='accinte').bernoulli_(generator=torch.Generator())", "accinte", "cpu"),
+    "multinomial_on_cpu": ("torch.multinomial(torch.ones(4), 2, "
+                           "generator=torch.Generator('accinte'))", "cpu", "accinte"),
+    "normal__on_cpu": ("torch.empty(3).normal_(generator=torch.Generator('accinte'))",
+                       "cpu", "accinte"),
+    "randperm_on_cpu": ("torch.randperm(5, generator=torch.Generator('accinte'))",
+                        "cpu", "accinte"),
+    "randn_on_accinte": ("torch.randn(3, device='accinte', generator=torch.Generator())",
+                         "accinte", "cpu"),
+    "multinomial_on_accinte": ("torch.multinomial(torch.ones(4, device='accinte'), 2, "
+                               "generator=torch.Generator())", "accinte", "cpu"),
+    "bernoulli__on_accinte": ("torch.empty(3, device='accinte').bernoulli_("
+                              "generator=torch.Generator())", "accinte", "cpu"),
 }
 
 
@@ -93,7 +99,8 @@ def test_forged_stream_is_refused_without_switching_device(cases):
     cases.check("""
         torch.accinte.set_device(0)
         before = torch.accinte.current_stream()
-        forged = torch.Stream(stream_id=123456789, device_index=1, device_type=int(torch._C._autograd.DeviceType.PrivateUse1))
+        privateuse1 = int(torch._C._autograd.DeviceType.PrivateUse1)
+        forged = torch.Stream(stream_id=123456789, device_index=1, device_type=privateuse1)
         raises(RuntimeError, lambda: torch.accinte.set_stream(forged), match="stream id")
         assert torch.accinte.current_device() == 0
         assert torch.accinte.current_stream() == before
@@ -102,7 +109,7 @@ def test_forged_stream_is_refused_without_switching_device(cases):
                 pass
         raises(RuntimeError, enter, match="stream id")
         assert torch.accinte.current_device() == 0
-        bad_device = torch.Stream(stream_id=0, device_index=100, device_type=int(torch._C._autograd.DeviceType.PrivateUse1))
+        bad_device = torch.Stream(stream_id=0, device_index=100, device_type=privateuse1)
         raises(RuntimeError, lambda: torch.accinte.set_stream(bad_device))
         assert torch.accinte.current_device() == 0
     """)

@@ -15,7 +15,8 @@ SAME_AS_CPU = {
     "bad_reshape": "lambda d: torch.zeros(6, device=d).reshape(4, -1)",
     "negative_narrow": "lambda d: torch.zeros(6, device=d).narrow(0, -9, 2)",
     "as_strided_past_storage": "lambda d: torch.zeros(4, device=d).as_strided((4,), (2,))",
-    "set_negative_offset": "lambda d: torch.empty(0, device=d).set_(torch.zeros(4, device=d).untyped_storage(), -1, (2,), (1,))",
+    "set_negative_offset": "lambda d: torch.empty(0, device=d).set_("
+                           "torch.zeros(4, device=d).untyped_storage(), -1, (2,), (1,))",
     "zero_size_ok": "lambda d: torch.empty(0, 5, device=d).sum(0)",
 }
 

@@ -8,9 +8,12 @@ import pytest
 
 SNIPPETS = {
     "abs_of_bool": "lambda d: torch.abs(torch.ones(3, dtype=torch.bool, device=d))",
-    "bool_matmul": "lambda d: torch.ones(2, 2, dtype=torch.bool, device=d) @ torch.ones(2, 2, dtype=torch.bool, device=d)",
+    "bool_matmul": "lambda d: torch.ones(2, 2, dtype=torch.bool, device=d) "
+                   "@ torch.ones(2, 2, dtype=torch.bool, device=d)",
     "complex32_sum": "lambda d: torch.ones(3, dtype=torch.complex32, device=d).sum()",
-    "bool_conv2d": "lambda d: torch.nn.functional.conv2d(torch.ones(1, 1, 3, 3, dtype=torch.bool, device=d), torch.ones(1, 1, 2, 2, dtype=torch.bool, device=d))",
+    "bool_conv2d": "lambda d: torch.nn.functional.conv2d("
+                   "torch.ones(1, 1, 3, 3, dtype=torch.bool, device=d), "
+                   "torch.ones(1, 1, 2, 2, dtype=torch.bool, device=d))",
 }
 
 
