@@ -42,7 +42,8 @@ demo: build
 	$(PY) examples/train_mlp.py
 
 # tests/test_docs.py also builds the docs with warnings as errors and runs
-# the marker check (tools/check_doc_markers.py).
+# the marker check (tools/check_doc_markers.py); tests/test_size.py runs the
+# size guard (tools/sz.py) and tests/test_style.py the Python lint (ruff).
 test: build
 	$(PY) -m pytest $(PYTEST_ARGS)
 
