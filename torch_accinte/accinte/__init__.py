@@ -12,18 +12,27 @@ from __future__ import annotations
 
 import hashlib
 import pathlib
-import threading
-import traceback
-from collections.abc import Callable
 from typing import Any
 
 import torch
-from torch._utils import _LazySeedTracker
 from torch_accinte import _C
 
+# The lazy-init helpers live in _lazy.py, where the other modules of this
+# package import them from; re-exported here because PyTorch and callers look
+# them up on the device module (torch.accinte._lazy_init, _is_in_bad_fork, ...).
+# The flag _initialized is served by __getattr__ below, at each lookup.
+from . import _lazy
+from ._lazy import (  # noqa: F401
+    DeferredAccInteCallError,
+    _is_in_bad_fork,
+    _lazy_call,
+    _lazy_init,
+    is_initialized,
+)
 from ._utils import _device_t, _get_device_index
 from .amp import get_amp_supported_dtype, is_bf16_supported
-from .backend_meta import (
+# PrivateUse1 extension points the tests and users reach as torch.accinte._*.
+from .backend_meta import (  # noqa: F401
     _get_backend_format,
     _is_accinte_storage_impl,
     _set_backend_format,
@@ -73,13 +82,22 @@ from .storage import (
     LongStorage,
     ShortStorage,
 )
-from .streams import Event, Stream, StreamContext, current_stream, default_stream, set_stream, stream
+from .streams import (
+    Event,
+    Stream,
+    StreamContext,
+    current_stream,
+    default_stream,
+    set_stream,
+    stream,
+)
 
 __all__ = [
     "BFloat16Storage", "BoolStorage", "ByteStorage", "CharStorage", "ComplexDoubleStorage",
     "ComplexFloatStorage", "DoubleStorage", "FloatStorage", "HalfStorage", "IntStorage",
     "LongStorage", "ShortStorage",
-    "Event", "Graph", "Stream", "StreamContext", "current_device", "current_stream", "default_stream",
+    "Event", "Graph", "Stream", "StreamContext", "current_device", "current_stream",
+    "default_stream",
     "device", "device_count", "device_of", "empty_cache", "get_amp_supported_dtype",
     "get_device_capability", "get_device_name", "get_device_properties",
     "get_per_process_memory_fraction", "get_rng_state", "get_rng_state_all", "graph",
@@ -94,92 +112,7 @@ __all__ = [
     "set_stream", "stream", "synchronize",
 ]
 
-# ---- lazy initialisation and fork safety (mirrors torch.cuda) ---------------
-
-# LITERALINCLUDE START: DEVICE LAZY INIT
-_initialized = False
-_init_lock = threading.Lock()
-_tls = threading.local()
-# Calls made before initialisation, run by _lazy_init in order, each with the
-# stack it was made from (for the error if it fails then).
-_queued_calls: list[tuple[Callable[[], None], list[str]]] = []
-# Seeding is memory-less: only the latest manual_seed / manual_seed_all count.
-_lazy_seed_tracker = _LazySeedTracker()
-
-
-class DeferredAccInteCallError(Exception):
-    """A call queued before initialisation (see ``_lazy_call``) failed when it ran."""
-
-
-def _is_in_bad_fork() -> bool:
-    """True in a child forked from a process that had initialised accinte.
-
-    PyTorch's bad-fork state of the device type, set by the fork handler that
-    ``_C._init`` registers (torch::utils::register_fork_handler_for_device_init)."""
-    return _C._is_in_bad_fork()
-
-
-def is_initialized() -> bool:
-    """Whether the backend has been initialised in this process."""
-    return _initialized and not _is_in_bad_fork()
-
-
-def _lazy_call(callable: Callable[[], None], **kwargs: bool) -> None:
-    """Runs ``callable`` now if accinte is initialised, else at initialisation.
-
-    Seeding and RNG-state calls go through here, as in torch.cuda, so that
-    ``torch.manual_seed`` does not initialise the device: a process forked after
-    it can still use accinte. ``seed=True`` / ``seed_all=True`` keep only the
-    latest manual_seed / manual_seed_all.
-    """
-    with _init_lock:
-        if is_initialized():
-            callable()
-        elif kwargs.get("seed_all", False):
-            _lazy_seed_tracker.queue_seed_all(callable, traceback.format_stack())
-        elif kwargs.get("seed", False):
-            _lazy_seed_tracker.queue_seed(callable, traceback.format_stack())
-        else:
-            _queued_calls.append((callable, traceback.format_stack()))
-
-
-def _lazy_init() -> None:
-    """Initialises the backend on first use (PrivateUse1 hooks' ``init``), then
-    runs the calls queued by ``_lazy_call``.
-
-    Raises RuntimeError in a forked child of a process that had initialised
-    accinte: the runtime's streams and memory do not survive ``fork``.
-    """
-    global _initialized
-    if is_initialized() or hasattr(_tls, "is_initializing"):
-        return
-    with _init_lock:
-        if is_initialized():
-            return
-        if _is_in_bad_fork():
-            raise RuntimeError(
-                "Cannot re-initialize accinte in forked subprocess. To use accinte with "
-                "multiprocessing, you must use the 'spawn' start method"
-            )
-        _C._init()
-        # Queued calls use the device and so call _lazy_init again: the flag
-        # lets this thread through while the lock keeps other threads out.
-        _tls.is_initializing = True
-        _queued_calls.extend(call for call in _lazy_seed_tracker.get_calls() if call)
-        try:
-            for queued_call, origin in _queued_calls:
-                try:
-                    queued_call()
-                except Exception as e:
-                    raise DeferredAccInteCallError(
-                        f"accinte call failed lazily at initialization with error: {e}\n\n"
-                        f"accinte call was originally invoked at:\n\n{''.join(origin)}"
-                    ) from e
-        finally:
-            delattr(_tls, "is_initializing")
-        _queued_calls.clear()
-        _initialized = True
-# LITERALINCLUDE END: DEVICE LAZY INIT
+# ---- initialisation (lazy, and refused in a bad fork: see _lazy.py) -----------
 
 
 def init() -> None:
@@ -319,6 +252,8 @@ def __getattr__(name: str) -> Any:
         from torch_accinte import _inductor
 
         return getattr(_inductor, _INDUCTOR_CLASSES[name])
+    if name == "_initialized":  # the flag of _lazy.py, read by torch.utils.checkpoint
+        return _lazy._initialized
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 # LITERALINCLUDE END: COMPILER DISCOVERY
 

@@ -19,6 +19,11 @@ from typing import Literal
 import torch
 from torch_accinte import _C
 
+from ._lazy import _lazy_init, is_initialized
+from .memory import empty_cache
+from .streams import Stream
+from .streams import stream as stream_context
+
 __all__ = ["Graph", "graph", "graph_pool_handle", "is_current_stream_capturing"]
 
 _CaptureErrorMode = Literal["default", "global", "thread_local", "relaxed"]
@@ -30,8 +35,6 @@ def is_current_stream_capturing() -> bool:
     Code that must not synchronize while capturing (``.item()``, copies to
     the host) checks this first, as it checks ``torch.cuda``'s.
     """
-    from . import is_initialized
-
     if not is_initialized():
         return False  # nothing can capture before the device is used
     return _C._is_current_stream_capturing()
@@ -101,11 +104,12 @@ class graph:
     def __init__(self, accinte_graph: Graph, pool: tuple[int, int] | None = None,
                  stream: torch.Stream | None = None,
                  capture_error_mode: _CaptureErrorMode = "global") -> None:
-        from . import Stream, current_device
-        from . import stream as stream_context
-
+        # torch.accinte.current_device and synchronize are these torch.accelerator
+        # calls after _lazy_init; they live in the package's __init__.py, which
+        # imports this module before defining them.
+        _lazy_init()
         if stream is None:
-            device = current_device()
+            device = torch.accelerator.current_device_index()
             streams = graph._default_capture_streams
             if device not in streams:
                 streams[device] = Stream(device)
@@ -117,9 +121,7 @@ class graph:
         self._stream_ctx = stream_context(stream)
 
     def __enter__(self) -> None:
-        from . import empty_cache, synchronize
-
-        synchronize()
+        torch.accelerator.synchronize()
         gc.collect()
         empty_cache()
         self._stream_ctx.__enter__()

@@ -17,6 +17,7 @@ from typing import Any
 import torch
 from torch_accinte import _C
 
+from ._lazy import _is_in_bad_fork, _lazy_init
 from ._utils import _device_t, _get_device_index
 
 __all__ = [
@@ -32,12 +33,6 @@ def _index(device: _device_t) -> int:
     return _get_device_index(device, optional=True)
 
 
-def _lazy_init() -> None:
-    from . import _lazy_init as init  # the package imports this module first
-
-    init()
-
-
 def empty_cache() -> None:
     """Returns cached, unused device memory to the runtime (acFree), after
     letting go of shared storages no other process holds (``ipc_collect``),
@@ -45,15 +40,13 @@ def empty_cache() -> None:
     (Note [accinte kernel scratch memory]). Does nothing in a child forked
     after accinte was initialised, as ``torch.cuda.empty_cache`` does: the
     cache there is a copy of the parent's."""
-    from . import _is_in_bad_fork
     from .reductions import ipc_collect
 
     if _is_in_bad_fork():
         return
 
     ipc_collect()
-    torch.accelerator.memory.empty_cache()
-    _C._kernel_scratch_release()
+    torch.accelerator.memory.empty_cache()  # the kernel scratch cache's blocks too
 
 
 def memory_stats(device: _device_t = None) -> OrderedDict[str, Any]:

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 import torch
 from torch_accinte import _C
 
+from ._lazy import _lazy_call, _lazy_init
 from ._utils import _device_t, _get_device_index
 
 __all__ = [
@@ -22,16 +23,8 @@ __all__ = [
 
 
 def _default_generator(device: _device_t = None) -> torch.Generator:
-    from . import _lazy_init
-
     _lazy_init()
     return _C._get_default_generator(_get_device_index(device, optional=True))
-
-
-def _lazy_call(callable, **kwargs: bool) -> None:
-    from . import _lazy_call as lazy_call
-
-    lazy_call(callable, **kwargs)
 
 
 def _device_indices() -> range:

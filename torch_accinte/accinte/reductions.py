@@ -14,11 +14,11 @@ CUDA's reductions do, pickling records an interprocess event on the sender's
 current stream (acIpcGetEventHandle) and unpickling makes the receiver's
 current stream wait for it (acIpcOpenEventHandle, acStreamWaitEvent), so
 work the receiver queues there sees everything the sender queued on its
-current stream before the share; neither side waits on the host. Storages are cached on both sides by handle,
-so a storage received twice is mapped once, and one sent back to the process
-that exported it is that process's own storage; a storage that a receiver
-sends on (or back) travels under the receiver's own handle, so it arrives as
-a second mapping of the same memory.
+current stream before the share; neither side waits on the host. Storages
+are cached on both sides by handle, so a storage received twice is mapped
+once, and one sent back to the process that exported it is that process's
+own storage; a storage that a receiver sends on (or back) travels under the
+receiver's own handle, so it arrives as a second mapping of the same memory.
 
 Lifetime, as for CUDA: the memory lives until both sides release it. Each
 share carries a reference count in memory both processes map (Note [IPC
@@ -43,6 +43,8 @@ import torch.multiprocessing.reductions as torch_reductions
 from torch.multiprocessing.reductions import StorageWeakRef, shared_cache, storage_from_cache
 from torch_accinte import _C
 
+from ._lazy import _is_in_bad_fork, _lazy_init
+
 __all__ = ["init_reductions", "ipc_collect", "rebuild_accinte_storage", "rebuild_accinte_tensor",
            "reduce_accinte_storage", "reduce_accinte_tensor"]
 
@@ -60,8 +62,6 @@ def ipc_collect() -> None:
     Runs at every share and in ``torch.accinte.empty_cache()``; does nothing
     in a forked child, which shares nothing (and whose locks a parent thread
     may have held at fork)."""
-    from . import _is_in_bad_fork
-
     if _is_in_bad_fork():
         return
     with _sent_lock:
@@ -106,8 +106,6 @@ def rebuild_accinte_storage(device: int, handle: bytes, offset: int, nbytes: int
         finally:
             _C._ipc_release_reference(counter)
         return storage
-    from . import _lazy_init
-
     _lazy_init()
     storage = _C._open_shared_storage(device, handle, offset, nbytes, counter, event)
     shared_cache[key] = StorageWeakRef(storage)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import torch
 
+from ._lazy import _lazy_init
 from ._utils import _device_t, _get_device_index
 
 # torch.Stream stores its device type as c10::DeviceType's integer value.
@@ -28,8 +29,6 @@ class Stream(torch.Stream):
     def __new__(cls, device: _device_t = None, priority: int = 0, **kwargs):
         if "stream_id" in kwargs:  # re-wrapping an existing stream
             return super().__new__(cls, **kwargs)
-        from . import _lazy_init
-
         _lazy_init()
         index = _get_device_index(device, optional=True)
         return super().__new__(cls, device=torch.device("accinte", index), priority=priority)
@@ -53,7 +52,8 @@ class Event(torch.Event):
     is needed for ``elapsed_time`` (milliseconds between two recorded events).
     """
 
-    def __new__(cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False):
+    def __new__(cls, enable_timing: bool = False, blocking: bool = False,
+                interprocess: bool = False):
         return super().__new__(
             cls, device="accinte", enable_timing=enable_timing, blocking=blocking,
             interprocess=interprocess,
@@ -76,16 +76,12 @@ class Event(torch.Event):
 
 def current_stream(device: _device_t = None) -> Stream:
     """The calling thread's current stream on ``device``."""
-    from . import _lazy_init
-
     _lazy_init()
     return _wrap(torch._C._accelerator_getStream(_get_device_index(device, optional=True)))
 
 
 def default_stream(device: _device_t = None) -> Stream:
     """The default stream of ``device`` (stream id 0)."""
-    from . import _lazy_init
-
     _lazy_init()
     index = _get_device_index(device, optional=True)
     return Stream(stream_id=0, device_index=index, device_type=_PRIVATEUSE1)
@@ -111,8 +107,6 @@ def set_stream(stream: torch.Stream) -> None:
     current device and stream unchanged."""
     if stream is None:
         return
-    from . import _lazy_init
-
     _lazy_init()
     _set_stream_or_restore(stream)
 
