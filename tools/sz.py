@@ -48,8 +48,11 @@ def c_functions(text: str):
     opens a scope that is entered, so methods defined in a class count one
     by one; anything else (an initializer) is skipped whole. A brace in a
     constructor's initializer list (`: a_{x}`) belongs to the signature."""
-    code = C_NOISE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
-    line = lambda pos: code.count("\n", 0, pos) + 1  # noqa: E731
+    code = C_NOISE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)  # lines kept
+
+    def line(pos: int) -> int:
+        return code.count("\n", 0, pos) + 1
+
     head, body, depth = 0, None, 0  # body: (kind, head text start) while inside one
     for match in re.finditer(r"[{};]", code):
         char, pos = match.group(), match.start()
