@@ -11,8 +11,9 @@ The state lives here, in a module of its own, so that every module of
 from it at module level. The package re-exports the names PyTorch and
 callers look up on the device module (``torch.accinte._lazy_init``,
 ``_lazy_call``, ``_is_in_bad_fork``, ``is_initialized``,
-``DeferredAccInteCallError``). This module needs only torch and
-``torch_accinte._C``, which the package has loaded before importing it.
+``DeferredAccInteCallError``) and reads ``_initialized`` from here at each
+lookup (torch.utils.checkpoint reads that flag). This module needs only torch
+and ``torch_accinte._C``, which the package has loaded before importing it.
 """
 
 from __future__ import annotations
