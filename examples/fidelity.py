@@ -1,6 +1,6 @@
 """accinte queues every operator asynchronously and still behaves as the CPU:
 errors at the call, the same bits at every call, out= resized as on the CPU.
-See Note [accinte fallback] in csrc/emulation/Fallback.cpp."""
+See Note [accinte fallback] in csrc/emulation/fallback/Fallback.cpp."""
 
 import warnings
 

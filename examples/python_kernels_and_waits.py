@@ -29,7 +29,7 @@ lib.impl("slow_double", slow_double, "CPU")
 lib.impl("slow_double", lambda x: torch.empty_like(x), "Meta")
 
 x = torch.arange(4.0, device="accinte")
-torch.ops.waits_example.slow_double(x)  # the first call of a signature runs synchronously
+torch.ops.waits_example.slow_double(x)  # the first call of a signature is checked at the call
 start = time.perf_counter()
 y = torch.ops.waits_example.slow_double(x)  # later ones are queued: the worker runs Python
 queued = time.perf_counter() - start

@@ -1,6 +1,6 @@
 """The asynchronous engine never lies: every call of an operator on accinte
 behaves as the CPU's, the first, second and hundredth alike (see Note
-[accinte fallback] in csrc/emulation/Fallback.cpp).
+[accinte fallback] in csrc/emulation/fallback/Fallback.cpp).
 
 Errors the CPU raises for a call's arguments are raised at the call, with the
 CPU's type and message; later synchronisations raise nothing. `out=` tensors

@@ -138,3 +138,30 @@ def test_a_child_forked_while_kernels_run_frees_what_it_inherited():
                           timeout=120, env={**os.environ, "PYTHONWARNINGS": "ignore"})
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "ok"
+
+
+def test_torch_accelerator_empty_cache_gives_the_scratch_back_too():
+    # One release path: the device allocator's emptyCache runs the cache's
+    # release (c10::accinte::add_lifecycle_hooks), whichever API calls it.
+    attention_step("accinte")()
+    assert scratch()["cached_bytes"] > 0
+    torch.accelerator.memory.empty_cache()
+    assert scratch()["cached_bytes"] == 0
+
+
+def test_importing_torch_leaves_the_cpu_allocator_alone_until_the_device_initialises(run_python):
+    out = run_python("""
+        import torch  # loads accinte through the autoload entry point
+        import torch_accinte
+        assert not torch.accinte.is_initialized()
+        assert not torch_accinte._C._kernel_scratch_stats()["installed"]
+        x = torch.randn(256, 1024) @ torch.randn(1024, 256)  # CPU work, plain allocator
+        torch.accinte.init()
+        assert torch_accinte._C._kernel_scratch_stats()["installed"]
+        del x  # allocated before the wrap: goes back to the allocator that made it
+        y = torch.randn(4, 8, 256, 64, device="accinte")
+        torch.nn.functional.scaled_dot_product_attention(y, y, y).cpu()
+        print("ok")
+    """)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "ok"

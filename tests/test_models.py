@@ -507,7 +507,7 @@ def test_training_step_is_queued_asynchronously(optimizer):
 
 # Whole training steps of the standard models are queued without waiting,
 # after a first step that records every call signature
-# (csrc/emulation/LaunchCache.h), convolutions included (queued by
+# (csrc/emulation/fallback/LaunchCache.h), convolutions included (queued by
 # native/Extra.cpp).
 TRAINING_STEPS = {
     "mlp-relu-mse": (make_mlp, mse, lambda: (torch.randn(32, 16), torch.randn(32, 1)), None),

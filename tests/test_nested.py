@@ -1,6 +1,6 @@
 """Nested tensors (NestedTensorImpl: a buffer with host metadata) on accinte:
 the buffer lives in device memory, and operators give the CPU's answer
-(Note [accinte layout fallbacks] in csrc/emulation/LayoutFallback.cpp)."""
+(Note [accinte layout fallbacks] in csrc/emulation/fallback/LayoutFallback.cpp)."""
 
 import pytest
 import torch

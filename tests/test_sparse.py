@@ -1,6 +1,6 @@
 """Sparse tensors (COO and the compressed layouts) on accinte: their
 components live in device memory, and operators on them give the CPU's
-answer (Note [accinte layout fallbacks] in csrc/emulation/LayoutFallback.cpp)."""
+answer (Note [accinte layout fallbacks] in csrc/emulation/fallback/LayoutFallback.cpp)."""
 
 import pytest
 import torch

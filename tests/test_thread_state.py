@@ -279,3 +279,110 @@ def test_flush_denormal():
         torch.set_flush_denormal(False)
     assert (tiny.to("accinte") * 3).cpu()[0] != 0
 
+
+
+# Every kind of CPU-computed kernel runs in one scope (Note [accinte one
+# kernel scope], csrc/emulation/CpuKernel.cpp): whichever thread runs it, it
+# sees the state of the thread that launched it, and nothing of a thread that
+# waits for it. Each kind is launched outside any mode, then waited for
+# inside one: by synchronize(), which runs the queue on the waiting thread
+# (a long launch latency keeps the worker away), or by polling query(),
+# which leaves the work to the worker.
+EVERY_KERNEL_KIND = """
+import sys, tempfile, threading, torch, torch_accinte
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
+
+kind, runner = sys.argv[1], sys.argv[2]
+ran_on = []
+
+@torch.library.custom_op("accinte_test::marker", mutates_args=(), device_types="cpu")
+def marker(x: torch.Tensor) -> torch.Tensor:
+    ran_on.append(threading.get_ident())
+    return x.clone()
+
+class Count(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.ops = []
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+g = torch.Generator().manual_seed(0)
+x = torch.randn(4, 3, 16, 16, generator=g)
+w = torch.randn(8, 3, 3, 3, generator=g)
+v = torch.randn(4096, generator=g)
+xd, wd, vd = x.to("accinte"), w.to("accinte"), v.to("accinte")
+
+if kind == "collective":
+    dist.init_process_group("accl", init_method="file://" + tempfile.mktemp(), rank=0,
+                            world_size=1)
+    def launch():
+        t = vd.clone()
+        dist.all_reduce(t, op=dist._make_nccl_premul_sum(0.5))  # scales with CPU operators
+        return t
+    expected = v * 0.5
+elif kind == "compiled":
+    compiled = torch.compile(lambda a: (a * 2 + 1).sin())
+    launch = lambda: compiled(vd)
+    expected = compiled(v)
+else:
+    launch, expected = {
+        "convolution": (lambda: F.conv2d(xd, wd), F.conv2d(x, w)),
+        "copy": (lambda: vd.to(torch.float64), v.to(torch.float64)),
+        "custom_op": (lambda: torch.ops.accinte.custom_abs(vd), v.abs()),
+    }[kind]
+
+scopes = {
+    "dispatch": Count,
+    "autocast": lambda: torch.autocast("cpu", dtype=torch.bfloat16),
+    "inference": torch.inference_mode,
+}
+for _ in range(2):  # the first call of a signature may be checked at the call
+    launch()
+torch.accinte.synchronize()
+stream = torch.accinte.current_stream()
+for name, scope in scopes.items():
+    for _ in range(3):
+        y = launch()
+        marker(vd)  # records which thread ran the stream's work
+        mode = scope()
+        with mode:
+            if runner == "host":
+                torch.accinte.synchronize()
+            else:
+                while not stream.query():
+                    pass
+        waited_here = ran_on[-1] == threading.get_ident()
+        assert waited_here == (runner == "host"), (name, runner)
+        assert not getattr(mode, "ops", []), (name, mode.ops)
+        assert torch.equal(y.cpu(), expected), name
+
+# The other way round: launched inside inference mode, run outside it. The
+# kernel writes inference tensors, which it may do only inside the mode.
+with torch.inference_mode():
+    y = launch()
+    marker(vd)
+if runner == "host":
+    torch.accinte.synchronize()
+else:
+    while not stream.query():
+        pass
+assert torch.equal(y.cpu(), expected)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("runner", ["host", "worker"])
+@pytest.mark.parametrize("kind", ["convolution", "copy", "custom_op", "collective",
+                                  "compiled"])
+def test_every_kernel_kind_runs_in_its_launchers_state_whoever_runs_it(run_python, kind,
+                                                                       runner):
+    latency = "10000" if runner == "host" else "20"
+    out = run_python(EVERY_KERNEL_KIND.replace("sys.argv[1], sys.argv[2]",
+                                               f"{kind!r}, {runner!r}"),
+                     env={"ACCINTE_LAUNCH_LATENCY_US": latency}, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip() == "ok"

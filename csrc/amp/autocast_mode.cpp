@@ -172,7 +172,11 @@ TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
   KERNEL_PRIVATEUSEONE(upsample_trilinear3d, fp32)
   KERNEL_PRIVATEUSEONE(upsample_bicubic2d, fp32)
   // LITERALINCLUDE END: AMP FP32
+}
 
+// The policies that take or pick a dtype, and the refused operators (two
+// blocks of one key: a registration block is a function).
+TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
   // LITERALINCLUDE START: AMP OPTIONAL DTYPE
   // ---- fp32_set_opt_dtype: float32 unless the caller chose an output dtype ----
   KERNEL_PRIVATEUSEONE(softmax, int, fp32_set_opt_dtype)

@@ -6,8 +6,8 @@
 // tests/conformance/cuda_capabilities.py.
 #include <torch/library.h>
 
-#include <csrc/aten/native/Histc.h>
-#include <csrc/aten/native/LowPrecision.h>
+#include <csrc/emulation/shims/Histc.h>
+#include <csrc/emulation/shims/LowPrecision.h>
 #include <csrc/aten/native/SyncBatchNorm.h>
 
 namespace at::native::accinte {

@@ -6,7 +6,7 @@
 #include <csrc/aten/native/RecordStream.h>
 #include <csrc/aten/native/Rnn.h>
 #include <csrc/aten/native/TypeProperties.h>
-#include <csrc/emulation/Fallback.h>
+#include <csrc/emulation/fallback/Fallback.h>
 
 namespace at::native::accinte {
 

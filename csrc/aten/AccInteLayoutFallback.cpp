@@ -23,7 +23,7 @@
 #include <ATen/ops/sparse_resize_native.h>
 #include <ATen/ops/values_native.h>
 
-#include <csrc/emulation/LayoutFallback.h>
+#include <csrc/emulation/fallback/LayoutFallback.h>
 #include <csrc/aten/native/NestedCopy.h>
 
 namespace at::native::accinte {

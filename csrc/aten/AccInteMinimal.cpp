@@ -2,7 +2,7 @@
 // PrivateUse1 dispatch key. The kernels live in native/.
 #include <torch/library.h>
 
-#include <csrc/emulation/Fallback.h>
+#include <csrc/emulation/fallback/Fallback.h>
 #include <csrc/aten/native/Minimal.h>
 
 namespace at::native::accinte {

@@ -17,7 +17,7 @@
 #include <torch/library.h>
 
 #include <csrc/aten/native/CallCounts.h>
-#include <csrc/emulation/Fallback.h>
+#include <csrc/emulation/fallback/Fallback.h>
 
 namespace at::native::accinte {
 namespace {

@@ -13,7 +13,7 @@
 #include <string>
 
 #include <csrc/aten/native/QuantizedCopy.h>
-#include <csrc/emulation/LayoutFallback.h>
+#include <csrc/emulation/fallback/LayoutFallback.h>
 
 namespace at::native::accinte {
 

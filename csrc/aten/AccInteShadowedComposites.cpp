@@ -27,7 +27,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/util/irange.h>
 
-#include <csrc/emulation/Fallback.h>
+#include <csrc/emulation/fallback/Fallback.h>
 
 #include <vector>
 

@@ -17,8 +17,8 @@
 // composites]), for the one composite key that exists only to call out=.
 #include <torch/library.h>
 
-#include <csrc/aten/native/LowPrecision.h>
-#include <csrc/emulation/Fallback.h>
+#include <csrc/emulation/shims/LowPrecision.h>
+#include <csrc/emulation/fallback/Fallback.h>
 
 #include <string>
 #include <unordered_set>

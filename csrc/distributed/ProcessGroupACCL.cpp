@@ -11,6 +11,8 @@
 #include <c10/util/Exception.h>
 
 #include <atomic>
+#include <exception>
+#include <string>
 
 namespace c10d::accinte {
 
@@ -159,6 +161,83 @@ c10::DeviceIndex ProcessGroupACCL::check_call(const char* name,
   return device;
 }
 
+// LITERALINCLUDE START: ACCL COLLECTIVE KERNEL
+class ProcessGroupACCL::CollectiveKernel {
+ public:
+  CollectiveKernel(std::shared_ptr<Shared> shared, std::vector<Launch> launches,
+                   std::shared_ptr<CollectiveStatus> status, const char* name, OpType type)
+      : shared_(std::move(shared)), launches_(std::move(launches)), status_(std::move(status)),
+        name_(name), any_source_(type == OpType::RECVANYSOURCE) {}
+
+  // On the communication stream's worker: fails the stream (and the group)
+  // with a message that names the collective, the rank and the engine.
+  void operator()() {
+    if (shared_->aborted.load()) {
+      status_->fail(c10::str("accl: ", name_, " did not run: the process group was aborted"));
+      throw std::runtime_error(status_->message());
+    }
+    std::string cause;
+    try {
+      run();
+      return;
+    } catch (const std::exception& e) {
+      cause = e.what();
+    } catch (...) {
+      cause = "an exception that is not a std::exception";
+    }
+    const std::string message = c10::str("accl: ", name_, " failed on rank ", shared_->rank,
+                                         " (", shared_->engine->name(), "): ", cause);
+    status_->fail(message);
+    shared_->broken.fail(message);
+    throw std::runtime_error(message);
+  }
+
+ private:
+  // Starts every launch in order and waits for every started operation, even
+  // after a failure (the engine may use the aliases until then); rethrows the
+  // first failure.
+  void run() {
+    std::vector<EngineOp> started;
+    started.reserve(launches_.size());
+    std::exception_ptr first_error;
+    try {
+      for (const Launch& launch : launches_) {
+        if (EngineOp op = launch(*shared_->engine)) {
+          started.push_back(std::move(op));
+        }
+      }
+    } catch (...) {
+      first_error = std::current_exception();
+    }
+    for (const EngineOp& op : started) {
+      try {
+        op->wait();
+      } catch (...) {
+        if (!first_error) {
+          first_error = std::current_exception();
+        }
+      }
+    }
+    if (first_error) {
+      std::rethrow_exception(first_error);
+    }
+    if (any_source_) {
+      // A Launch may return nullptr (finished at once): then no handle tells
+      // the source, and the receive fails rather than guess it.
+      TORCH_CHECK(!started.empty(), "the engine finished the receive without a handle that "
+                  "names its source rank");
+      status_->source_rank.store(started.front()->sourceRank());
+    }
+  }
+
+  std::shared_ptr<Shared> shared_;
+  std::vector<Launch> launches_;
+  std::shared_ptr<CollectiveStatus> status_;
+  const char* name_; // an operation's name, a string literal
+  bool any_source_;
+};
+// LITERALINCLUDE END: ACCL COLLECTIVE KERNEL
+
 // LITERALINCLUDE START: ACCL ENQUEUE
 c10::intrusive_ptr<Work> ProcessGroupACCL::enqueue(OpType type, const char* name,
                                                    std::vector<at::Tensor> tensors,
@@ -189,61 +268,10 @@ c10::intrusive_ptr<Work> ProcessGroupACCL::enqueue(OpType type, const char* name
   }
 
   auto status = std::make_shared<CollectiveStatus>();
-  const bool any_source = type == OpType::RECVANYSOURCE;
-  // A CPU kernel: PREMUL_SUM scales with CPU operators (launch_cpu_kernel).
-  at::native::accinte::launch_cpu_kernel(comm, [shared = shared_, launches = std::move(launches), status,
-                                     name, any_source] {
-    if (shared->aborted.load()) {
-      status->fail(c10::str("accl: ", name, " did not run: the process group was aborted"));
-      throw std::runtime_error(status->message());
-    }
-    // Every started operation is waited for, even after a failure: the engine
-    // may use the aliases until then.
-    std::vector<EngineOp> started;
-    started.reserve(launches.size());
-    std::exception_ptr first_error;
-    try {
-      for (const Launch& launch : launches) {
-        if (EngineOp op = launch(*shared->engine)) {
-          started.push_back(std::move(op));
-        }
-      }
-    } catch (...) {
-      first_error = std::current_exception();
-    }
-    for (const EngineOp& op : started) {
-      try {
-        op->wait();
-      } catch (...) {
-        if (!first_error) {
-          first_error = std::current_exception();
-        }
-      }
-    }
-    std::string cause;
-    try {
-      if (first_error) {
-        std::rethrow_exception(first_error);
-      }
-      if (any_source) {
-        // A Launch may return nullptr (finished at once): then no handle
-        // tells the source, and the receive fails rather than guess it.
-        TORCH_CHECK(!started.empty(), "the engine finished the receive without a handle that "
-                    "names its source rank");
-        status->source_rank.store(started.front()->sourceRank());
-      }
-      return;
-    } catch (const std::exception& e) {
-      cause = e.what();
-    } catch (...) {
-      cause = "an exception that is not a std::exception";
-    }
-    const std::string message = c10::str("accl: ", name, " failed on rank ", shared->rank, " (",
-                                         shared->engine->name(), "): ", cause);
-    status->fail(message);
-    shared->broken.fail(message);
-    throw std::runtime_error(message);
-  }, name);
+  // A CPU kernel: PREMUL_SUM scales with CPU operators, and a shm reduction
+  // runs on the CPU (launch_cpu_kernel: Note [accinte one kernel scope]).
+  at::native::accinte::launch_cpu_kernel(
+      comm, CollectiveKernel(shared_, std::move(launches), status, name, type), name);
 
   auto end = std::make_shared<AccInteEvent>();
   end->record(comm);

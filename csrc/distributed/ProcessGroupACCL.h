@@ -140,6 +140,9 @@ class ProcessGroupACCL final : public c10d::Backend {
   /// One operation of a kernel: starts it on the engine, returns its handle
   /// (or nullptr if it has already finished). Captures host aliases only.
   using Launch = std::function<EngineOp(CollectiveEngine&)>;
+  /// The kernel enqueue queues on the communication stream: runs its
+  /// launches, waits for every handle, reports a failure (ProcessGroupACCL.cpp).
+  class CollectiveKernel;
 
   /// Steps 1-5 of Note [accl collectives] for `launches`, run in order in one
   /// kernel, every handle waited for at the end. `tensors` are all device

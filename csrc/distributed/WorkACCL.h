@@ -41,8 +41,9 @@
 
 namespace c10d::accinte {
 
-/// What the kernel of one collective reports back to the host: written on
-/// the communication stream's worker, read by any thread.
+/// What the kernel of one collective reports back to the host: written by
+/// the thread running the communication stream's work (its worker or a
+/// waiting host), read by any thread.
 class CollectiveStatus {
  public:
   /// Records the failure (the first one is kept).

@@ -8,27 +8,24 @@
 // live tensor, keep the top in use. Run as an accinte kernel, its outputs
 // are device memory: its temporaries sit alone at the top of the worker
 // thread's heap, glibc trims them when the kernel frees them, and the next
-// kernel maps and faults in every page again. SDPA forward and backward
-// (4x8x256x64, causal) faulted 2,016 pages a warm step (the CPU: about 500)
-// and took 1.2 times the CPU's time.
+// kernel maps and faults in every page again (an SDPA training step faulted
+// 2,016 pages a warm step; with this cache, 1).
 //
 // A GPU kernel takes its workspace from device memory that the caching
 // allocator keeps; accinte's kernels take theirs from this cache. The CPU
-// allocator is wrapped once, when the library loads. While a thread runs a
-// kernel's body (c10::accinte::in_kernel()), blocks of 128 KiB up to 32 MiB
-// come from the cache when it holds one that fits (at most twice the size
-// asked for), and go back to it when freed, on any thread; past 64 MiB of
-// free blocks the least recently freed go back to the CPU's allocator, and
-// empty_cache() gives back all of them. Every other allocation goes to the
-// CPU's allocator unchanged: outside kernels, small blocks (which stay in
-// glibc's bins) and large ones (which glibc maps afresh on the CPU as well).
-// The bounds are glibc's: its default mmap threshold, the largest it raises
-// that threshold to, and the largest trim threshold that follows. Measured
-// on the 2-core machine, the same SDPA step: page faults per warm step 2,016
-// before, 1 after; bench.py --only SDPA, three runs each in turn: 1.21x,
-// 1.24x and 1.22x the CPU's time before, 0.98x, 1.03x and 0.96x after.
+// allocator is wrapped once, when the device is initialised. While a thread
+// runs a kernel's body (in_cpu_kernel(), CpuKernel.h), blocks of 128 KiB up
+// to 32 MiB come from the cache when it holds one that fits (at most twice
+// the size asked for), and go back to it when freed, on any thread; past
+// 64 MiB of free blocks the least recently freed go back to the CPU's
+// allocator, and the device allocator's empty_cache gives back all of them.
+// Every other allocation goes to the CPU's allocator unchanged: outside
+// kernels, small blocks (which stay in glibc's bins) and large ones (which
+// glibc maps afresh on the CPU as well). The bounds are glibc's: its default
+// mmap threshold, the largest it raises that threshold to, and the largest
+// trim threshold that follows.
 //
-// The wrapper is the CPU allocator of every process that loads accinte, so
+// The wrapper is the CPU allocator of every process that uses accinte, so
 // what it adds elsewhere is kept small: a size test per allocation, and a
 // raw free (raw_deallocate, which oneDNN uses) takes the cache's lock only
 // once the cache has made a block.
@@ -37,7 +34,8 @@
 #include <c10/core/CPUAllocator.h>
 #include <c10/util/Exception.h>
 
-#include <csrc/runtime/AccInteKernel.h>
+#include <csrc/emulation/CpuKernel.h>
+#include <csrc/runtime/AccInteLifecycle.h>
 
 #include <pthread.h>
 
@@ -63,7 +61,7 @@ class KernelScratchAllocator final : public c10::Allocator {
   explicit KernelScratchAllocator(c10::Allocator* cpu) : cpu_(cpu) {}
 
   c10::DataPtr allocate(size_t nbytes) override {
-    if (nbytes < kMinBytes || nbytes >= kMaxBytes || !c10::accinte::in_kernel()) {
+    if (nbytes < kMinBytes || nbytes >= kMaxBytes || !in_cpu_kernel()) {
       return cpu_->allocate(nbytes);
     }
     const size_t size = (nbytes + kGranule - 1) / kGranule * kGranule;
@@ -85,9 +83,11 @@ class KernelScratchAllocator final : public c10::Allocator {
     default_copy_data(dest, src, count);
   }
 
-  KernelScratchStats stats() {
+  KernelScratchStats stats() const {
     std::lock_guard<std::mutex> lock(mutex_);
-    return stats_;
+    KernelScratchStats stats = stats_;
+    stats.installed = true;
+    return stats;
   }
 
   // Gives every free block back to the CPU's allocator.
@@ -99,7 +99,7 @@ class KernelScratchAllocator final : public c10::Allocator {
     }
   } // the lock is let go first, then the blocks are freed
 
-  // The one instance, made when the library loads.
+  // The one instance, made when the device is initialised.
   static KernelScratchAllocator* instance;
 
   // fork() happens with the lock held (pthread_atfork), so that a child
@@ -190,7 +190,7 @@ class KernelScratchAllocator final : public c10::Allocator {
   }
 
   c10::Allocator* const cpu_;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::atomic<bool> made_{false};            // blocks_ was ever non-empty
   std::unordered_map<void*, Block> blocks_;  // every block made, free or not
   std::multimap<size_t, void*> free_;        // free blocks by size (at most 512)
@@ -201,28 +201,37 @@ class KernelScratchAllocator final : public c10::Allocator {
 
 KernelScratchAllocator* KernelScratchAllocator::instance = nullptr;
 
-// Wraps the CPU allocator in place when the library loads: PyTorch's own
-// (priority 0), or one a program set before with a priority of at most 1.
-bool install() {
+// Wraps the CPU allocator in place when the device is initialised: PyTorch's
+// own (priority 0), or one a program set before with a priority of at most
+// 1. Memory the wrapped allocator handed out before still goes back to it
+// (its DataPtrs carry their deleter; a raw free of it is passed on, keep()).
+void install() {
   // Leaked: blocks may be freed until the process exits.
   KernelScratchAllocator::instance = new KernelScratchAllocator(c10::GetCPUAllocator());
   (void)pthread_atfork(&KernelScratchAllocator::lock_for_fork,
                        &KernelScratchAllocator::unlock_after_fork,
                        &KernelScratchAllocator::unlock_after_fork);
   c10::SetCPUAllocator(KernelScratchAllocator::instance, /*priority=*/1);
-  return true;
 }
 
-const bool installed = install();
+void release() {
+  if (KernelScratchAllocator::instance != nullptr) {
+    KernelScratchAllocator::instance->release();
+  }
+}
+
+// Loading the library changes nothing of the process: the runtime calls
+// install() when the device is initialised, release() at its empty_cache.
+const bool registered = [] {
+  c10::accinte::add_lifecycle_hooks({&install, &release});
+  return true;
+}();
 
 } // namespace
 
 KernelScratchStats kernel_scratch_stats() {
-  return KernelScratchAllocator::instance->stats();
-}
-
-void release_kernel_scratch() {
-  KernelScratchAllocator::instance->release();
+  const auto* scratch = KernelScratchAllocator::instance;
+  return scratch != nullptr ? scratch->stats() : KernelScratchStats{};
 }
 
 } // namespace at::native::accinte

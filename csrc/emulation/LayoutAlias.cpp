@@ -10,7 +10,7 @@
 #include <ATen/ops/_sparse_coo_tensor_with_dims_and_tensors_native.h>
 
 #include <csrc/emulation/CpuAlias.h>
-#include <csrc/emulation/FallbackCommon.h>
+#include <csrc/emulation/CpuKernel.h>
 #include <csrc/runtime/AccInteGuard.h>
 
 namespace at::native::accinte {

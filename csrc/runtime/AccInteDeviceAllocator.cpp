@@ -6,6 +6,7 @@
 #include <csrc/runtime/AccInteGraphsUtils.h>
 #include <csrc/runtime/AccInteGuard.h>
 #include <csrc/runtime/AccInteHostWait.h>
+#include <csrc/runtime/AccInteLifecycle.h>
 
 #include <c10/util/flat_hash_map.h>
 
@@ -97,6 +98,7 @@ class AccInteDeviceAllocatorImpl final : public c10::DeviceAllocator {
     for (DeviceIndex device = 0; device < device_count(); ++device) {
       device_allocator(device).empty_cache();
     }
+    run_empty_cache_hooks(); // the emulation's kernel scratch cache, say
   }
 
   /// See Note [accinte copy-on-write copies].

@@ -1,7 +1,10 @@
 #pragma once
 // AccInteEvent: an owning RAII wrapper of acEvent_t (the CUDAEvent of this
 // backend), used by the host allocator to know when a stream is done with a
-// pinned block, and by the IPC of storages to tell another process when the
+// pinned block, by the device caching allocator to know when a block freed
+// with uses on other streams (record_stream) may be handed out again, by
+// copies and collectives to order one stream after another, and by the IPC
+// of storages to tell another process when the
 // storage's work is done (an interprocess event, see Note [Sharing across
 // processes]). The runtime event is created lazily, on the device of the
 // first stream it is recorded on, or opened from another process's IPC

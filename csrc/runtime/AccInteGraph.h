@@ -28,8 +28,9 @@
 // the capturing stream before it; replays run the work of every stream in
 // the order it was issued, on the replay stream.
 // What the caching allocators do during a capture (frees with record_stream,
-// out of memory, empty_cache, pinned copies) is described in
-// docs/chapters/graphs.md, "Allocators and events during capture".
+// out of memory, empty_cache, pinned copies): Note [accinte graph memory]
+// (AccInteCachingAllocatorPrivatePools.cpp) and the host allocator's record_stream
+// (AccInteHostAllocator.cpp).
 
 #include <ATen/core/GraphImplInterface.h>
 #include <ATen/core/Generator.h>

@@ -4,10 +4,11 @@
 // kernel arguments and random engines reach the graph that captures them.
 // The counterpart of c10/cuda/CUDAGraphsC10Utils.h: it depends on streams and
 // the runtime only, so the kernels, allocators, error conversion and the
-// engine include it rather than the graph class (AccInteGraph.h), and the
-// generator does not depend on the graph. The queries live in
-// AccInteGraphsUtils.cpp; the note_* calls in AccInteGraph.cpp, next to the
-// registry of capturing graphs they feed. See Note [accinte graphs].
+// engine include it rather than the graph class (AccInteGraph.h). The
+// queries live in AccInteGraphsUtils.cpp; the note_* calls are defined in
+// AccInteGraph.cpp, next to the registry of capturing graphs they feed, so
+// the generator and the launch path do not include the graph class but do
+// call into it at link time. See Note [accinte graphs].
 
 #include <csrc/runtime/AccInteStream.h>
 

@@ -9,6 +9,7 @@
 #include <csrc/runtime/AccInteHostWait.h>
 #include <csrc/runtime/AccInteHostAllocator.h>
 #include <csrc/runtime/AccInteKernel.h>
+#include <csrc/runtime/AccInteLifecycle.h>
 #include <csrc/runtime/AccInteStream.h>
 
 #include <algorithm>
@@ -21,6 +22,7 @@ void AccInteHooks::init() const {
   // Fails with acErrorInitializationError in a forked child of a process
   // that had used the device: surfaces that as a clear RuntimeError.
   ACCINTE_CHECK(acGetDeviceCount(&count));
+  run_init_hooks(); // what other parts of the backend make with the device
 }
 
 bool AccInteHooks::isAvailable() const {

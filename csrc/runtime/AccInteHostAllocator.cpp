@@ -46,8 +46,8 @@ struct AccInteHostAllocatorImpl final
   // in the graph, which the next allocation's query would refuse (and so
   // invalidate the capture), and the block is used by every replay anyway:
   // no event is recorded, so the block's event count never drops to zero and
-  // it is never handed out again. This deliberate leak is what PyTorch's
-  // template does for blocks allocated during a capture.
+  // it is never handed out again. A deliberate leak, as CUDA's host
+  // allocator keeps a block used during a capture for the graph's life.
   void record_stream(std::optional<std::vector<AccInteEvent>>& events,
                      AccInteStream stream) override {
     if (C10_UNLIKELY(is_stream_capturing(stream))) {

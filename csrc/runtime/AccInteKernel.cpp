@@ -52,15 +52,9 @@ RetiredKernels& retired_kernels() {
 std::mutex g_error_mutex;
 std::string g_last_error; // guarded by g_error_mutex
 
-thread_local bool t_in_kernel = false;
-
 // LITERALINCLUDE START: EXECUTION LAUNCH KERNEL
 int run_captured_kernel(void* user_data) {
   try {
-    struct InKernel {
-      bool was = std::exchange(t_in_kernel, true);
-      ~InKernel() { t_in_kernel = was; }
-    } in_kernel;
     static_cast<KernelClosure*>(user_data)->run();
     return 0;
   } catch (const std::exception& e) {
@@ -147,10 +141,6 @@ void maybe_block_after_launch(const AccInteStream& stream) {
   }
 }
 // LITERALINCLUDE END: EXECUTION LAUNCH BLOCKING
-
-bool in_kernel() {
-  return t_in_kernel;
-}
 
 void release_finished_kernels() {
   retired_kernels().release_all(); // destructors may take the GIL: no lock is held

@@ -29,11 +29,10 @@
 // arguments: call it on a copy of the captured stack).
 //
 // It is also faster. Dropping on the worker the CPU aliases a launch made
-// (they own no memory and no Python object, so it would be safe) took 1.1k
-// instructions a small op off the launching thread, and made the op 2.2
-// times slower (3.2 -> 7.2 us on 2 cores): glibc's per-thread caches never
-// get back the blocks the host allocated, so every host allocation goes to
-// the shared arena and every worker free of a host block to its lock.
+// (they own no memory and no Python object, so it would be safe) made a
+// small op 2.2 times slower: glibc's per-thread caches never get back the
+// blocks the host allocated, so every host allocation goes to the shared
+// arena and every worker free of a host block to its lock.
 
 #include <csrc/runtime/AccInteStream.h>
 
@@ -113,13 +112,6 @@ std::unique_ptr<detail::KernelClosureOf<Kernel>> make_kernel(Args&&... args) {
 /// a Python destructor might need. See Note [accinte kernels release on the
 /// host].
 C10_EXPORT void release_finished_kernels();
-
-/// Whether the calling thread is running a kernel's body: a closure queued by
-/// launch_kernel, on a stream's worker or on a host thread that runs the
-/// stream's work while it waits. What the body allocates with the CPU
-/// allocator is then a kernel's scratch memory (Note [accinte kernel scratch
-/// memory], csrc/emulation/KernelScratch.cpp).
-C10_EXPORT bool in_kernel();
 
 /// With ACCINTE_LAUNCH_BLOCKING=1 (read once), waits for `stream` and so
 /// reports a failing kernel at its launch, like CUDA_LAUNCH_BLOCKING.

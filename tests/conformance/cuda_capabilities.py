@@ -1,7 +1,7 @@
 """What CUDA accepts and the CPU refuses, found from PyTorch's own tables.
 
 Libraries take their GPU code paths on any accelerator (Note [accinte CUDA
-parity] in csrc/aten/native/Histc.cpp), so everything CUDA accepts and the
+parity] in csrc/emulation/shims/Histc.cpp), so everything CUDA accepts and the
 CPU's kernels refuse is a candidate for an accinte kernel. Two sources list
 them, both shipped with the installed torch, so the search needs no GPU and a
 new PyTorch is searched again by running this module:

@@ -70,7 +70,7 @@ def same_message(cpu: str, accinte: str) -> bool:
 
 
 # Where accinte answers as CUDA does, not as the CPU (Note [accinte CUDA
-# parity] in csrc/aten/native/Histc.cpp; the list of candidates is
+# parity] in csrc/emulation/shims/Histc.cpp; the list of candidates is
 # cuda_capabilities.py): integer histc, whose dtypes are CUDA's, so the
 # unsigned ones beyond uint8 are refused with CUDA's message; half and
 # bfloat16 where CUDA computes them in float (Note [accinte low precision as

@@ -10,6 +10,8 @@
 #include <unordered_set>
 #include <vector>
 
+// A compiled kernel is host code: launched as every CPU-computed kernel is.
+#include <csrc/emulation/CpuKernel.h>
 #include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>
 
@@ -39,8 +41,11 @@ const char* lasting_name(const std::string& name) {
 // _launch_compiled_kernel with the entry's address, the kernel's name, the raw
 // stream handle and the arguments: tensors become their data pointers, ints
 // and floats their 64-bit patterns, all copied into the closure queued with
-// launch_kernel, the launch path eager operators use. So a compiled kernel
-// runs on the stream's worker in stream order, is recorded by graph capture,
+// launch_cpu_kernel, the launch path of every CPU-computed kernel: the
+// generated code is host code, so it runs in the one kernel scope (Note
+// [accinte one kernel scope]) with the launching thread's thread count and
+// denormal flags. So a compiled kernel runs on the stream's worker (or a
+// waiting host) in stream order, is recorded by graph capture,
 // waits under ACCINTE_LAUNCH_BLOCKING, and reports its error (an integer
 // division by zero, say) at the next synchronisation. The host never touches
 // device memory, so strict mode holds.
@@ -83,7 +88,7 @@ void launch_compiled_kernel(uintptr_t entry, const std::string& name, uintptr_t 
       c10::accinte::getStreamFromHandle(reinterpret_cast<acStream_t>(stream_handle));
   const auto kernel = reinterpret_cast<KernelEntry>(entry);
   py::gil_scoped_release no_gil; // a blocking launch waits for the stream
-  c10::accinte::launch_kernel(
+  at::native::accinte::launch_cpu_kernel(
       stream,
       [kernel, packed = std::move(packed), name] {
         char error[1024] = {0};

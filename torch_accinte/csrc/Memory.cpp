@@ -267,17 +267,16 @@ void add_memory_functions(py::module_& m) {
       [] {
         const auto stats = at::native::accinte::kernel_scratch_stats();
         py::dict d;
+        d["installed"] = stats.installed;
         d["cached_bytes"] = stats.cached_bytes;
         d["hits"] = stats.hits;
         d["misses"] = stats.misses;
         d["returns"] = stats.returns;
         return d;
       },
-      "The cache of kernels' CPU scratch memory (Note [accinte kernel scratch memory]): free "
-      "bytes kept, allocations it served, allocations it passed to the CPU's allocator, "
+      "The cache of kernels' CPU scratch memory (Note [accinte kernel scratch memory]): whether "
+      "it wraps the CPU allocator yet (from the device's initialisation on), free bytes kept, allocations it served, allocations it passed to the CPU's allocator, "
       "blocks freed back into it.");
-  m.def("_kernel_scratch_release", &at::native::accinte::release_kernel_scratch, no_gil(),
-        "Gives the free blocks of the kernels' scratch cache back to the CPU's allocator.");
   m.def("_record_memory_history", &record_memory_history, py::arg("enabled"),
         py::arg("context"), py::arg("stacks"), py::arg("max_entries"),
         py::arg("clear_history"), "Starts or stops recording the allocator's history.");

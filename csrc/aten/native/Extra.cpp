@@ -13,7 +13,7 @@
 
 #include <csrc/emulation/CpuAlias.h>
 #include <csrc/emulation/CpuKernel.h>
-#include <csrc/emulation/FirstRun.h>
+#include <csrc/emulation/CheckedLaunch.h>
 #include <csrc/runtime/AccInteGuard.h>
 #include <csrc/runtime/AccInteStream.h>
 

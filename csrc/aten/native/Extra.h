@@ -20,7 +20,7 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
 /// (channels_last kept). The forward raises the CPU kernel's errors (a dtype
 /// its backend refuses) at the call: the first call of each dtype and
 /// backend waits for its kernel (launch_after_first_run,
-/// csrc/emulation/FirstRun.h), later ones are queued.
+/// csrc/emulation/fallback/FirstRun.h), later ones are queued.
 at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& weight,
                                     const std::optional<at::Tensor>& bias,
                                     c10::IntArrayRef stride, c10::IntArrayRef padding,

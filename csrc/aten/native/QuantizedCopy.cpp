@@ -20,7 +20,7 @@
 #include <ATen/quantized/Quantizer.h>
 
 #include <csrc/emulation/CpuAlias.h>
-#include <csrc/emulation/FallbackCommon.h>
+#include <csrc/emulation/CpuKernel.h>
 #include <csrc/emulation/LayoutAlias.h>
 #include <csrc/runtime/AccInteGraphsUtils.h>
 #include <csrc/runtime/AccInteGuard.h>

@@ -1,10 +1,10 @@
-#include <csrc/emulation/CpuArguments.h>
+#include <csrc/emulation/fallback/CpuArguments.h>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/ops/empty.h>
 
 #include <csrc/emulation/CpuAlias.h>
-#include <csrc/emulation/FallbackCommon.h>
+#include <csrc/emulation/fallback/FallbackCommon.h>
 #include <csrc/emulation/LayoutAlias.h>
 
 #include <array>

@@ -11,7 +11,10 @@
 // engine guarantees it by construction, per call signature (LaunchCache.h:
 // what a CPU kernel can see of a call without reading tensor values):
 //
-//   1. the first call of a signature runs synchronously (FirstRun.h): its
+//   1. the first call of a signature is checked at the call (FirstRun.h):
+//      the CPU kernel runs on host stand-ins of its arguments on the calling
+//      thread and the call is then queued, or, where stand-ins cannot
+//      decide, it runs synchronously on the real arguments. Either way its
 //      errors, including those only the CPU kernel checks, and its warnings
 //      reach the caller at the call. If it succeeds, what it showed is
 //      recorded: the layout of every output, whether the Meta kernel (which
@@ -35,18 +38,18 @@
 //
 // While a stream captures a graph nothing may wait for it, so the first call
 // of a signature is planned by the Meta kernel alone and queued unchecked.
-#include <csrc/emulation/Fallback.h>
+#include <csrc/emulation/fallback/Fallback.h>
 
 #include <ATen/ops/empty_strided.h>
 #include <c10/util/SmallVector.h>
 
 #include <csrc/emulation/CpuAlias.h>
-#include <csrc/emulation/CpuArguments.h>
-#include <csrc/emulation/FallbackCommon.h>
-#include <csrc/emulation/FallbackSync.h>
-#include <csrc/emulation/FirstRun.h>
-#include <csrc/emulation/LaunchCache.h>
-#include <csrc/emulation/OpPlan.h>
+#include <csrc/emulation/fallback/CpuArguments.h>
+#include <csrc/emulation/fallback/FallbackCommon.h>
+#include <csrc/emulation/fallback/FallbackSync.h>
+#include <csrc/emulation/fallback/FirstRun.h>
+#include <csrc/emulation/fallback/LaunchCache.h>
+#include <csrc/emulation/fallback/OpPlan.h>
 #include <csrc/runtime/AccInteGraphsUtils.h>
 #include <csrc/runtime/AccInteGuard.h>
 #include <csrc/runtime/AccInteKernel.h>

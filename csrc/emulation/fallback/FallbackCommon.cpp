@@ -1,4 +1,4 @@
-#include <csrc/emulation/FallbackCommon.h>
+#include <csrc/emulation/fallback/FallbackCommon.h>
 
 #include <ATen/ops/empty_strided.h>
 
@@ -93,31 +93,6 @@ void substitute_generators(const c10::FunctionSchema& schema, torch::jit::Stack&
 }
 // LITERALINCLUDE END: GENERATOR FALLBACK ENGINES
 
-size_t run_and_wait(const c10::accinte::AccInteStream& stream, std::function<void()> kernel,
-                    const char* name, bool quiet) {
-  auto error = std::make_shared<std::exception_ptr>();
-  auto warned = std::make_shared<CollectWarnings>();
-  c10::accinte::launch_kernel(stream, [kernel = std::move(kernel), error, warned,
-                                       caller = CallerState::capture()]() {
-    try {
-      CpuKernelScope scope(caller, warned.get());
-      kernel();
-    } catch (...) {
-      *error = std::current_exception();
-    }
-  }, name);
-  stream.synchronize();
-  if (!quiet) {
-    for (const c10::Warning& warning : warned->warnings) {
-      c10::warn(warning);
-    }
-  }
-  if (*error) {
-    std::rethrow_exception(*error);
-  }
-  return warned->warnings.size();
-}
-
 void check_outputs_on_device(c10::ArrayRef<c10::IValue> args, const std::vector<int>& mutated,
                              c10::Device device) {
   for (const int j : mutated) {
@@ -127,20 +102,6 @@ void check_outputs_on_device(c10::ArrayRef<c10::IValue> args, const std::vector<
                   "devices, ", device, " and ", t.device(), "!");
     });
   }
-}
-
-at::Tensor device_copy_of(const at::Tensor& host, const c10::accinte::AccInteStream& stream) {
-  at::Tensor out = at::empty_strided(
-      host.sizes(), host.strides(),
-      at::TensorOptions().dtype(host.scalar_type()).device(stream.device()));
-  if (out.numel() > 0) {
-    c10::accinte::launch_kernel(stream, [src = host, dst = cpu_alias(out),
-                                         caller = CallerState::capture()]() mutable {
-      CpuKernelScope scope(caller);
-      dst.copy_(src);
-    }, "aten::copy_");
-  }
-  return out;
 }
 
 void resize_and_copy(const at::Tensor& device, const at::Tensor& host,
@@ -158,9 +119,7 @@ void resize_and_copy(const at::Tensor& device, const at::Tensor& host,
   if (host.is_non_overlapping_and_dense() && device.strides() != host.strides()) {
     device.as_strided_(host.sizes(), host.strides(), device.storage_offset());
   }
-  c10::accinte::launch_kernel(stream, [src = host, dst = cpu_alias(device),
-                                       caller = CallerState::capture()]() mutable {
-    CpuKernelScope scope(caller);
+  launch_cpu_kernel(stream, [src = host, dst = cpu_alias(device)]() mutable {
     dst.copy_(src);
   }, "aten::copy_");
 }

@@ -2,14 +2,16 @@
 // What the fallbacks share: the dense one (Fallback.cpp, FallbackSync.cpp) and
 // the one for sparse and nested layouts (LayoutFallback.cpp). Walking the
 // tensors of boxed arguments, the device a call runs on, the generators a
-// random kernel draws from, and how a CPU kernel runs on a stream's worker.
+// random kernel draws from, the device check of outputs, and resizing an
+// output to a CPU result. How their kernels run is the substrate's
+// (CpuKernel.h).
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/util/Exception.h>
 
-#include <csrc/emulation/CallerState.h>
+#include <csrc/emulation/CpuKernel.h>
 #include <csrc/runtime/AccInteStream.h>
 
 #include <functional>
@@ -65,68 +67,11 @@ c10::Device call_device(c10::ArrayRef<c10::IValue> args, bool accepts_host_tenso
 void substitute_generators(const c10::FunctionSchema& schema, torch::jit::Stack& stack,
                            size_t first, c10::DeviceIndex device);
 
-/// A warning handler that drops every warning. See CpuKernelScope.
-struct DiscardWarnings final : c10::WarningHandler {
-  void process(const c10::Warning& /*warning*/) override {}
-};
-
-/// A warning handler that keeps every warning, for the calling thread to
-/// raise again (see run_and_wait).
-struct CollectWarnings final : c10::WarningHandler {
-  void process(const c10::Warning& warning) override {
-    warnings.push_back(warning);
-  }
-  std::vector<c10::Warning> warnings;
-};
-
-/// RAII scope of a CPU kernel running for a fallback on a stream's worker
-/// (or a host thread that runs the stream's work: it gets a worker's state
-/// first, WorkerStateGuard): the thread-local state of the thread that
-/// launched it (`caller`, see
-/// Note [accinte kernels see their caller's state]), with the autograd keys
-/// excluded (autograd already ran on the calling thread; the kernel is plain
-/// computation), and warnings sent to `warnings`, by default nowhere. A
-/// queued kernel's warnings cannot reach the user at the call; the engine
-/// raises them there instead by running every call whose first run warned
-/// synchronously (see Note [accinte fallback]).
-class CpuKernelScope {
- public:
-  explicit CpuKernelScope(const CallerState& caller, c10::WarningHandler* warnings = &discard())
-      : caller_(caller), warnings_(warnings) {}
-  CpuKernelScope(const CpuKernelScope&) = delete;
-  CpuKernelScope& operator=(const CpuKernelScope&) = delete;
-
- private:
-  static DiscardWarnings& discard() {
-    static DiscardWarnings handler;
-    return handler;
-  }
-
-  WorkerStateGuard worker_; // first: the caller's state goes on top
-  CallerStateGuard caller_;
-  c10::WarningUtils::WarningHandlerGuard warnings_;
-};
-
-/// For the synchronous paths: runs `kernel` on `stream` inside a
-/// CpuKernelScope with the calling thread's state, waits for it, and
-/// rethrows what it threw, with its type. The warnings the kernel raised are
-/// raised again on the calling thread, in order, unless `quiet`; returns how
-/// many there were. The caller checks first that `stream` is not capturing
-/// (check_not_capturing), since nothing may wait for a capturing stream.
-/// `kernel` owns what it works on (it must not refer to the caller's locals).
-/// `name` (the operator's) names the kernel, as launch_kernel's does.
-size_t run_and_wait(const c10::accinte::AccInteStream& stream, std::function<void()> kernel,
-                    const char* name, bool quiet = false);
-
 /// Refuses a mutated argument (an out= tensor, an in-place `self`) that is
 /// not on `device`, as the CPU and CUDA do: a 0-dim host tensor may be an
 /// input beside device tensors, never an output.
 void check_outputs_on_device(c10::ArrayRef<c10::IValue> args, const std::vector<int>& mutated,
                              c10::Device device);
-
-/// A new device tensor with `host`'s sizes, strides and dtype, filled with
-/// `host`'s value by a kernel queued on `stream` (`host` is a CPU tensor).
-at::Tensor device_copy_of(const at::Tensor& host, const c10::accinte::AccInteStream& stream);
 
 /// For an argument that a CPU kernel resized while writing it: gives the
 /// device tensor `device` the sizes and strides of `host` (the CPU tensor the

@@ -1,10 +1,10 @@
-#include <csrc/emulation/FallbackSync.h>
+#include <csrc/emulation/fallback/FallbackSync.h>
 
 #include <csrc/emulation/CpuAlias.h>
-#include <csrc/emulation/CpuArguments.h>
-#include <csrc/emulation/FallbackCommon.h>
+#include <csrc/emulation/fallback/CpuArguments.h>
+#include <csrc/emulation/fallback/FallbackCommon.h>
 #include <csrc/emulation/LayoutAlias.h>
-#include <csrc/emulation/OpPlan.h>
+#include <csrc/emulation/fallback/OpPlan.h>
 #include <csrc/runtime/AccInteGraphsUtils.h>
 #include <csrc/runtime/AccInteGuard.h>
 #include <csrc/runtime/AccInteStream.h>

@@ -1,4 +1,4 @@
-#include <csrc/emulation/FirstRun.h>
+#include <csrc/emulation/fallback/FirstRun.h>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/EmptyTensor.h>
@@ -6,10 +6,9 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <csrc/emulation/CpuAlias.h>
-#include <csrc/emulation/CpuArguments.h>
-#include <csrc/emulation/CpuKernel.h>
-#include <csrc/emulation/FallbackCommon.h>
-#include <csrc/emulation/FallbackSync.h>
+#include <csrc/emulation/fallback/CpuArguments.h>
+#include <csrc/emulation/fallback/FallbackCommon.h>
+#include <csrc/emulation/fallback/FallbackSync.h>
 #include <csrc/runtime/AccInteDeviceAllocator.h>
 #include <csrc/runtime/AccInteGraphsUtils.h>
 #include <csrc/runtime/AccInteGuard.h>
@@ -301,25 +300,5 @@ void run_first_call(const c10::OperatorHandle& op, const OpPlan& plan, torch::ji
   remember_launch(std::move(signature), std::move(record));
 }
 // LITERALINCLUDE END: EXECUTION FIRST RUN
-
-// LITERALINCLUDE START: EXECUTION KERNEL FIRST RUN
-void launch_after_first_run(const c10::accinte::AccInteStream& stream, const char* name,
-                            c10::ArrayRef<int64_t> facts, std::function<void()> kernel) {
-  thread_local std::string key; // as the fallback's: no allocation once warm
-  kernel_signature(name, facts, key);
-  const auto record = lookup_launch(key);
-  if ((record && record->asynchronous) || c10::accinte::is_stream_capturing(stream)) {
-    launch_cpu_kernel(stream, std::move(kernel), name);
-    return;
-  }
-  std::string signature = key;
-  const size_t warnings = run_and_wait(stream, std::move(kernel), name); // throws at the call
-  if (!record) {
-    LaunchRecord ran;
-    ran.asynchronous = warnings == 0; // a warning must reach the caller at every call
-    remember_launch(std::move(signature), std::move(ran));
-  }
-}
-// LITERALINCLUDE END: EXECUTION KERNEL FIRST RUN
 
 } // namespace at::native::accinte

@@ -1,14 +1,14 @@
 #pragma once
-// The first run of a call signature: synchronous, checked against the Meta
-// kernel, recorded for later calls (LaunchCache.h); and the same rule for
-// the hand-written kernels whose checks the fallback cannot make. See Note
-// [accinte fallback] in Fallback.cpp.
+// The first call of a signature: the CPU kernel checked on host stand-ins
+// at the call, then queued; run synchronously on the real arguments only
+// where the stand-ins cannot decide. What it showed is recorded for later
+// calls (LaunchCache.h). See Note [accinte fallback] in Fallback.cpp.
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 
-#include <csrc/emulation/LaunchCache.h>
-#include <csrc/emulation/OpPlan.h>
+#include <csrc/emulation/fallback/LaunchCache.h>
+#include <csrc/emulation/fallback/OpPlan.h>
 #include <csrc/runtime/AccInteStream.h>
 
 #include <functional>
@@ -55,17 +55,5 @@ std::optional<LaunchRecord> check_on_stand_ins(const c10::OperatorHandle& op, co
 /// input, agreement with `meta`). Such calls run the functional operator.
 void run_first_call(const c10::OperatorHandle& op, const OpPlan& plan, torch::jit::Stack* stack,
                     std::string signature, const std::optional<LaunchRecord>& meta);
-
-/// The same rule for a hand-written kernel (csrc/aten/native/) whose CPU
-/// checks depend on `facts` alone (kernel_signature, LaunchCache.h): the
-/// first call of a signature runs `kernel` on `stream` and waits for it
-/// (run_and_wait: its error reaches the caller at the call, with the CPU's
-/// type and message, and so do its warnings); once it has run without a
-/// warning, later calls are queued (launch_cpu_kernel) and take no lock
-/// (lookup_launch). While `stream` captures nothing may wait: the kernel is
-/// queued unchecked and nothing is recorded. `kernel` owns what it works on;
-/// `name` labels it as launch_kernel's does.
-void launch_after_first_run(const c10::accinte::AccInteStream& stream, const char* name,
-                            c10::ArrayRef<int64_t> facts, std::function<void()> kernel);
 
 } // namespace at::native::accinte

@@ -1,4 +1,4 @@
-#include <csrc/emulation/LaunchCache.h>
+#include <csrc/emulation/fallback/LaunchCache.h>
 
 #include <ATen/Context.h>
 #include <c10/core/DefaultDtype.h>
@@ -179,13 +179,6 @@ bool launch_signature(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> 
     }
   }
   return true;
-}
-
-void kernel_signature(const char* name, c10::ArrayRef<int64_t> facts, std::string& key) {
-  key.assign(1, '#'); // no operator name starts so: never a launch_signature
-  key.append(name);
-  key.push_back('\0');
-  key.append(reinterpret_cast<const char*>(facts.data()), facts.size() * sizeof(int64_t));
 }
 
 // See Note [accinte launch cache without a lock].

@@ -10,10 +10,12 @@
 // (deterministic algorithms, the default dtype). Every error and warning a
 // CPU kernel raises for a call, except those that depend on values (a
 // singular matrix, an index out of range), is a function of its signature;
-// so is the layout of every output. The first call of a signature therefore
-// runs synchronously (its errors and warnings reach the caller at the call,
-// with their own types) and its outcome is recorded here; only a call whose
-// signature once ran cleanly is launched without waiting.
+// so is the layout of every output. The first call of a signature is
+// therefore checked at the call (on host stand-ins, or, where they cannot
+// decide, by running it synchronously: FirstRun.h), so that its errors and
+// warnings reach the caller with their own types, and its outcome is
+// recorded here; only a call whose signature was checked clean is queued
+// without a check.
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
@@ -25,7 +27,7 @@
 
 namespace at::native::accinte {
 
-/// What the first, synchronous, run of a signature showed.
+/// What the first call of a signature showed (checked on stand-ins or run).
 struct LaunchRecord {
   /// Per return: a meta tensor (or list) with the layout the CPU gave it
   /// (sizes, strides, offset for a view, dtype).
@@ -54,12 +56,6 @@ struct LaunchRecord {
 /// not describe (then every call runs synchronously).
 bool launch_signature(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
                       std::string& key);
-
-/// Writes into `key` the signature of a call of the hand-written kernel
-/// `name` (csrc/aten/native/) whose CPU checks depend on `facts` alone (its
-/// dtypes and the CPU backend it picks, say), keeping `key`'s capacity as
-/// launch_signature does. Never equal to a signature launch_signature writes.
-void kernel_signature(const char* name, c10::ArrayRef<int64_t> facts, std::string& key);
 
 /// The record for `signature`, or null. Thread-safe; a signature the calling
 /// thread has looked up before is found without taking a lock (Note [accinte

@@ -31,11 +31,11 @@
 // and PyTorch's device-generic kernels for metadata and construction
 // (`_indices`, `_nnz`, `_sparse_coo_tensor_with_dims_and_tensors`, ...) are
 // registered as they are for CUDA, so they need no synchronisation.
-#include <csrc/emulation/LayoutFallback.h>
+#include <csrc/emulation/fallback/LayoutFallback.h>
 
 #include <csrc/emulation/CpuAlias.h>
-#include <csrc/emulation/CpuArguments.h>
-#include <csrc/emulation/FallbackCommon.h>
+#include <csrc/emulation/fallback/CpuArguments.h>
+#include <csrc/emulation/fallback/FallbackCommon.h>
 #include <csrc/emulation/LayoutAlias.h>
 #include <csrc/runtime/AccInteGraphsUtils.h>
 #include <csrc/runtime/AccInteGuard.h>

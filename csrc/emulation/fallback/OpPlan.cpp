@@ -1,4 +1,4 @@
-#include <csrc/emulation/OpPlan.h>
+#include <csrc/emulation/fallback/OpPlan.h>
 
 #include <c10/util/flat_hash_map.h>
 

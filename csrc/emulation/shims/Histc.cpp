@@ -8,12 +8,12 @@
 // For such capabilities accinte has kernels of its own that compute what
 // CUDA computes, written with other operators (so they stay asynchronous);
 // every other dtype still runs the CPU's kernel.
-#include <csrc/aten/native/Histc.h>
+#include <csrc/emulation/shims/Histc.h>
 
 #include <ATen/Dispatch_v2.h>
 #include <ATen/Functions.h>
 
-#include <csrc/emulation/Fallback.h>
+#include <csrc/emulation/fallback/Fallback.h>
 
 namespace at::native::accinte {
 namespace {

@@ -17,9 +17,9 @@
 // CPU's float result rounded once; CUDA's kernel also rounds its filter
 // weights and its horizontal pass to the input's dtype, so the two agree to
 // the rounding of the dtype, not bit for bit.
-#include <csrc/aten/native/LowPrecision.h>
+#include <csrc/emulation/shims/LowPrecision.h>
 
-#include <csrc/emulation/Fallback.h>
+#include <csrc/emulation/fallback/Fallback.h>
 
 namespace at::native::accinte {
 namespace {

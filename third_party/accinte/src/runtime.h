@@ -7,10 +7,12 @@
 //   device.cpp         device count, current device, properties, device sync
 //   memory.cpp         allocation registry, capacity, pointer attributes
 //   ipc.cpp            shareable device memory and acIpc*
+//   ipc_event.cpp      interprocess events (acIpcGetEventHandle, acIpcOpenEventHandle)
 //   access_window.cpp  strict-mode protection and access windows
 //   copy.cpp           memcpy / memset, synchronous and queued
 //   copy_engine.cpp    large copies split across helper threads
 //   stream.cpp         the Stream worker (queue, tickets, errors)
+//   stream_doorbell.cpp how a launch wakes an idle worker
 //   stream_api.cpp     stream registry and the stream / launch C API
 //   event.cpp          events
 //   capture.cpp        stream capture and the checks that guard it

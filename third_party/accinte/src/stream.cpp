@@ -48,15 +48,9 @@ acError_t runTask(const Stream::Task& task) noexcept {
 // fewer cores than runnable threads, the thread it waits for may need that
 // very core) and gives up after ACCINTE_SPIN_US microseconds, so an idle
 // stream costs nothing once its worker sleeps. The default is 50 on every
-// machine. Measured on an idle 2-core machine (bench.py, 15 repeats), the
-// .item() round trip took 97 us without the spin and 7 us with it (the CPU:
-// 2-3 us); the small op and a Transformer step did not move. On the same
-// machine at a load average of 15, spinning made neither row faster nor
-// much slower, because each spin yields to the thread it waits for. A spin
-// that did not yield for its first 5 or 20 us (PAUSE between reads) made
-// the .item() round trip 2 to 4 times slower at a load average of 5 to 7
-// (14 us against 32 and 51 us): the spinning thread kept the core from the
-// thread it waited for. Unlike
+// machine: on an idle 2-core machine the .item() round trip took 97 us
+// without the spin and 7 us with it (benchmarks/README.md has the series,
+// and why the spin yields from its first read). Unlike
 // cudaDeviceScheduleAuto, which spins only with cores to spare, accinte
 // spins on two cores too: its worker is a thread of the same process.
 // LITERALINCLUDE START: RUNTIME SPIN BEFORE SLEEPING
@@ -86,10 +80,8 @@ bool spinUntil(Ready&& ready) {
 // the value) finds the work untaken and runs it itself (Note [accinte a
 // waiting host runs the queue]). The host reaches the wait a few
 // microseconds after the enqueue: the launch finishes, Python returns, and
-// .item() dispatches. Measured on the idle 2-core machine (bench.py --only
-// item, 15 repeats, two runs each), the .item() round trip was 2.60x and
-// 2.65x the CPU's with no latency, 2.43x and 2.51x at 5 us, 2.27x and 2.30x
-// at 10, 2.24x and 2.19x at 20, 2.20x and 2.25x at 50. The cost is the
+// .item() dispatches. The default of 20 us took the .item() round trip from
+// 2.6x the CPU's (no latency) to 2.2x (the series: benchmarks/README.md). The cost is the
 // latency itself, seen only by a program that polls an idle stream's work
 // (queries, another stream waiting on an event). A busy stream has none:
 // the worker takes the next batch as soon as it has run the last. 0 takes
@@ -227,10 +219,9 @@ void Stream::clearCapture() {
 // doneWaiters_/roomWaiters_ under the lock before it checks its condition,
 // and the worker checks the count after it publishes, both sequentially
 // consistent, so one of the two always sees the other: no wake-up is lost.
-// Measured with an empty kernel from C (one launch and acStreamSynchronize
-// in a loop, on an idle 2-core machine), the round trip went from 2.9-7.2 us
-// (tens of thousands of futex sleeps a second) to 0.82 us; a small in-place
-// op from Python from 3.9 to 3.3 us, its .item() round trip from 8.7 to 6.8.
+// An empty kernel's launch and synchronisation, from C, takes 0.82 us on an
+// idle 2-core machine; notifying on every launch cost thousands of futex
+// sleeps a second.
 
 // Note [accinte launch queue depth]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -459,11 +450,9 @@ void Stream::runWorker() {
 // stream row). A thread already inside a task never does it (it waits, and
 // the blocking calls refuse to run there anyway). Work queued after the
 // wait began is left to the worker, which the host wakes if it sleeps.
-// Measured on the 2-core machine at a load of 2 to 4, interleaved with the
-// tree before (bench.py --only item, 15 repeats, three runs each, the
-// launch latency at 5 us): the .item() round trip went from 3.14x, 3.00x
-// and 3.09x the CPU's to 2.11x, 2.17x and 2.07x. On the idle machine the
-// worker is quicker to take the work, hence Note [accinte launch latency].
+// On the loaded 2-core machine it took the .item() round trip from about
+// 3.1x the CPU's to 2.1x. On the idle machine the worker is quicker to take
+// the work, hence Note [accinte launch latency].
 bool Stream::runPendingHere(uint64_t target) {
   {
     std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
