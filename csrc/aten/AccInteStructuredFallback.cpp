@@ -42,7 +42,8 @@ const std::unordered_set<std::string>& registered_elsewhere() {
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   auto& dispatcher = c10::Dispatcher::singleton();
-  for (const c10::OperatorName& name : dispatcher.getAllOpNamesForDispatchKey(c10::DispatchKey::CPU)) {
+  for (const c10::OperatorName& name :
+       dispatcher.getAllOpNamesForDispatchKey(c10::DispatchKey::CPU)) {
     const auto op = dispatcher.findOp(name);
     if (!op || name.name.rfind("aten::", 0) != 0 ||
         !op->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutogradNonFunctional) ||

@@ -46,7 +46,8 @@ using EngineOp = c10::intrusive_ptr<c10d::Work>;
 /// Moves the data of collectives over host-addressable tensors. Every method
 /// is called by the thread running the communication stream's work (its
 /// worker, or a host thread that waits for the stream and runs the queue
-/// itself), one at a time per group, in the same order on every rank of the group; tensors are dense,
+/// itself), one at a time per group, in the same order on every rank of the group;
+/// tensors are dense,
 /// contiguous CPU tensors (aliases of device memory, or host temporaries the
 /// engine must keep alive until its handle completes). Options are c10d's;
 /// reductions are never PREMUL_SUM (Note [accl PREMUL_SUM]). A method may

@@ -102,7 +102,8 @@ void ProcessGroupACCL::check_reduce_op(const char* name, const ReduceOp& op,
               ": ReduceOp.PREMUL_SUM needs a floating-point tensor, got ", t.scalar_type());
   const bool bitwise = op == ReduceOp::BAND || op == ReduceOp::BOR || op == ReduceOp::BXOR;
   TORCH_CHECK(!bitwise || !t.defined() || at::isIntegralType(t.scalar_type(), /*includeBool=*/true),
-              "accl: ", name, ": ReduceOp.", op_name(op), " needs an integer or bool tensor, got ", t.scalar_type());
+              "accl: ", name, ": ReduceOp.", op_name(op), " needs an integer or bool tensor, got ",
+              t.scalar_type());
   const bool ordered = op == ReduceOp::MIN || op == ReduceOp::MAX;
   TORCH_CHECK(!ordered || !t.defined() || !at::isComplexType(t.scalar_type()), "accl: ", name,
               ": ReduceOp.", op_name(op), " is not defined on complex tensors, got ",

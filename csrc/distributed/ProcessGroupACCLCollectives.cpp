@@ -118,7 +118,8 @@ at::Tensor scaled(const at::Tensor& t, const std::optional<double>& factor) {
 
 // gather's outputs and scatter's inputs: one list of `size` tensors on the
 // root, none (or one, unused) elsewhere. Returns the list (empty if none).
-std::vector<at::Tensor> root_list(const char* name, const std::vector<std::vector<at::Tensor>>& lists,
+std::vector<at::Tensor> root_list(const char* name,
+                                  const std::vector<std::vector<at::Tensor>>& lists,
                                   bool root, int size, const at::Tensor& other,
                                   const char* role, const char* what) {
   TORCH_CHECK(lists.size() <= 1, "accl: ", name, " takes at most one list of ", role,

@@ -42,7 +42,8 @@ struct AccInteProfilerStubs final : public torch::profiler::impl::ProfilerStubs 
   }
 
   /// Microseconds between two records, once both have completed.
-  float elapsed(const ProfilerVoidEventStub* start, const ProfilerVoidEventStub* end) const override {
+  float elapsed(const ProfilerVoidEventStub* start,
+                const ProfilerVoidEventStub* end) const override {
     auto* from = static_cast<acEvent_t>(start->get());
     auto* to = static_cast<acEvent_t>(end->get());
     ACCINTE_CHECK(acEventSynchronize(from));

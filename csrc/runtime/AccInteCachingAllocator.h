@@ -128,7 +128,8 @@ struct BlockPool {
 /// The memory of a graph (or of graphs sharing it): allocations made while
 /// they capture, kept apart from everyone else's until released.
 struct PrivatePool {
-  explicit PrivatePool(MempoolId_t id) : id(id), small_blocks(true, this), large_blocks(false, this) {}
+  explicit PrivatePool(MempoolId_t id)
+      : id(id), small_blocks(true, this), large_blocks(false, this) {}
   const MempoolId_t id;
   int use_count = 1;  // graphs (and captures) holding the pool; 0: released
   int segments = 0;   // segments still owned, free or not

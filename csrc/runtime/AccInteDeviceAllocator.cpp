@@ -35,8 +35,8 @@ class AccInteDeviceAllocatorImpl final : public c10::DeviceAllocator {
     }
     // Before any lock: see Note [accinte memory history].
     auto context = gather_context(RecordContext::STATE);
-    Block* block =
-        device_allocator(device).malloc(nbytes, getCurrentAccInteStream(device), std::move(context));
+    Block* block = device_allocator(device).malloc(nbytes, getCurrentAccInteStream(device),
+                                                   std::move(context));
     {
       std::lock_guard<std::mutex> lock(blocks_mutex_);
       blocks_[block->ptr] = block;

@@ -25,9 +25,9 @@
 // like the storage, until the receiver released the share: the handle must
 // stay openable while in flight. Events are cheap to hold by the thousand:
 // the runtime packs them into shared pages, one descriptor per page on each
-// side (Note [IPC event pages] in third_party/accinte/src/ipc_event.cpp). Beyond the share, each side must
-// synchronize its own writes before signalling the other, as with any
-// device memory.
+// side (Note [IPC event pages] in third_party/accinte/src/ipc_event.cpp).
+// Beyond the share, each side must synchronize its own writes before
+// signalling the other, as with any device memory.
 //
 // Lifetime. The receiver's mapping keeps the memory alive by itself (see
 // Note [IPC] in third_party/accinte/src/ipc.cpp), and a reference count
@@ -80,7 +80,8 @@ C10_EXPORT IpcSentStorage share_storage(const c10::Storage& storage);
 C10_EXPORT void wait_shared_event(const IpcStorageHandle& handle);
 
 /// A storage over the memory `handle` describes, mapped into this process
-/// (which may be the exporter), after wait_shared_event(handle). Not resizable; when it dies it is unmapped
+/// (which may be the exporter), after wait_shared_event(handle).
+/// Not resizable; when it dies it is unmapped
 /// and the handle's reference count is decremented. Throws when the memory is
 /// gone (the sender freed it before this call), the device does not exist
 /// here, or no descriptor is left to map it or open the event's page

@@ -157,7 +157,8 @@ std::atomic<int64_t>* received_counter(const IpcCounterHandle& handle) {
   // Mappings of other processes' counter files; kept for the process's life
   // (half a MiB of address space each, almost none of it resident).
   static std::mutex mutex;
-  static auto* mapped = new std::map<std::tuple<int32_t, int32_t, uint64_t>, std::atomic<int64_t>*>();
+  static auto* mapped =
+      new std::map<std::tuple<int32_t, int32_t, uint64_t>, std::atomic<int64_t>*>();
   std::lock_guard<std::mutex> lock(mutex);
   auto& counters = (*mapped)[{handle.pid, handle.fd, handle.nonce}];
   if (counters == nullptr) {

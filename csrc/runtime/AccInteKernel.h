@@ -4,8 +4,9 @@
 // A kernel is a C++ callable queued with acLaunchKernel: it runs later, in
 // stream order, on the stream's worker thread (or on a host thread that
 // waits for the stream: Note [accinte a waiting host runs the queue]),
-// inside the runtime's access window over device memory (so it may read and write device pointers even
-// in strict mode). It does not capture owning references to device tensors:
+// inside the runtime's access window over device memory (so it may read and
+// write device pointers even in strict mode). It does not capture owning
+// references to device tensors:
 // their memory would stay allocated until a host thread releases the
 // closure (see the Note below), and nothing needs it to. Capture raw pointers
 // and metadata instead; the caller may free the tensors as soon as the

@@ -5,9 +5,9 @@
 // PyTorch's memory visualiser). See Note [accinte memory history].
 //
 // The .cpp also holds DeviceCachingAllocator's snapshot() and record_trace(),
-// the allocator's side of history. This file has no Python in it. Stack frames come from a ContextRecorder
-// that the Python bindings install; the core only stores the opaque
-// c10::GatheredContext objects it returns.
+// the allocator's side of history. This file has no Python in it. Stack
+// frames come from a ContextRecorder that the Python bindings install; the
+// core only stores the opaque c10::GatheredContext objects it returns.
 
 #include <c10/core/CachingDeviceAllocator.h>
 

@@ -275,7 +275,8 @@ void add_memory_functions(py::module_& m) {
         return d;
       },
       "The cache of kernels' CPU scratch memory (Note [accinte kernel scratch memory]): whether "
-      "it wraps the CPU allocator yet (from the device's initialisation on), free bytes kept, allocations it served, allocations it passed to the CPU's allocator, "
+      "it wraps the CPU allocator yet (from the device's initialisation on), free bytes kept, "
+      "allocations it served, allocations it passed to the CPU's allocator, "
       "blocks freed back into it.");
   m.def("_record_memory_history", &record_memory_history, py::arg("enabled"),
         py::arg("context"), py::arg("stacks"), py::arg("max_entries"),

@@ -82,8 +82,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_overr
     const at::Tensor& /*philox_offset*/, std::optional<double> scale) {
   const std::optional<at::Tensor> mask =
       attn_bias.defined() ? std::optional<at::Tensor>(attn_bias) : std::nullopt;
-  auto [grad_query, grad_key, grad_value] = at::_scaled_dot_product_flash_attention_for_cpu_backward(
-      grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, mask, scale);
+  auto [grad_query, grad_key, grad_value] =
+      at::_scaled_dot_product_flash_attention_for_cpu_backward(
+          grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, mask, scale);
   return {laid_out_like(query, grad_query), laid_out_like(key, grad_key),
           laid_out_like(value, grad_value), at::Tensor()};
 }

@@ -161,7 +161,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   at::Tensor grad_weight =
       output_mask[1] ? at::empty(weight.sizes(), weight.options().memory_format(layout))
                      : at::Tensor();
-  at::Tensor grad_bias = output_mask[2] ? at::empty({out_channels}, weight.options()) : at::Tensor();
+  at::Tensor grad_bias =
+      output_mask[2] ? at::empty({out_channels}, weight.options()) : at::Tensor();
   launch_cpu_kernel(
       c10::accinte::getCurrentAccInteStream(input.device().index()),
       [go = cpu_alias(grad_output), in = cpu_alias(input), w = cpu_alias(weight),

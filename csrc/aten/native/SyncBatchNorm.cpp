@@ -32,8 +32,9 @@ namespace {
 
 // CUDA's floating dtypes for these kernels; others are refused at the call
 // with the message of an AT_DISPATCH named NAME, as on CUDA.
-#define ACCINTE_CHECK_FLOATING(TYPE, NAME) \
-  AT_DISPATCH_V2(TYPE, NAME, AT_WRAP([&] {}), AT_EXPAND(AT_FLOATING_TYPES), at::kHalf, at::kBFloat16)
+#define ACCINTE_CHECK_FLOATING(TYPE, NAME)                                  \
+  AT_DISPATCH_V2(TYPE, NAME, AT_WRAP([&] {}), AT_EXPAND(AT_FLOATING_TYPES), \
+                 at::kHalf, at::kBFloat16)
 
 // The dimensions a per-channel statistic reduces: all but 1.
 std::vector<int64_t> reduced_dims(const at::Tensor& input) {

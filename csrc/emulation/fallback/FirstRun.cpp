@@ -255,7 +255,8 @@ std::optional<LaunchRecord> check_on_stand_ins(const c10::OperatorHandle& op, co
   CollectWarnings warned;
   try {
     c10::WarningUtils::WarningHandlerGuard collect(&warned);
-    c10::impl::ExcludeDispatchKeyGuard no_autograd(c10::autograd_dispatch_keyset_with_ADInplaceOrView);
+    c10::impl::ExcludeDispatchKeyGuard no_autograd(
+        c10::autograd_dispatch_keyset_with_ADInplaceOrView);
     op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &*stack);
   } catch (const std::exception&) {
     return std::nullopt; // the real call shows whether the error was the stand-ins' values

@@ -115,7 +115,8 @@ const Config& config() {
       parseLaunchQueueDepth(std::getenv("ACCINTE_LAUNCH_QUEUE_DEPTH")),
       // ACCINTE_SPIN_US=0 sleeps at once.
       parseMicroseconds(std::getenv("ACCINTE_SPIN_US"), defaultSpinMicroseconds()),
-      parseMicroseconds(std::getenv("ACCINTE_LAUNCH_LATENCY_US"), kDefaultLaunchLatencyMicroseconds),
+      parseMicroseconds(std::getenv("ACCINTE_LAUNCH_LATENCY_US"),
+                        kDefaultLaunchLatencyMicroseconds),
   };
   return kConfig;
 }

@@ -131,7 +131,9 @@ void copyBytes(void* dst, const void* src, size_t count) {
   auto* to = static_cast<char*>(dst);
   const auto* from = static_cast<const char*>(src);
   CopyEngines::get().run(std::make_shared<Job>(
-      count, [to, from](size_t begin, size_t end) { std::memcpy(to + begin, from + begin, end - begin); }));
+      count, [to, from](size_t begin, size_t end) {
+        std::memcpy(to + begin, from + begin, end - begin);
+      }));
 }
 
 void adviseHugePages(void* dst, size_t count) {
@@ -159,7 +161,9 @@ void setBytes(void* dst, int value, size_t count) {
   }
   auto* to = static_cast<char*>(dst);
   CopyEngines::get().run(std::make_shared<Job>(
-      count, [to, value](size_t begin, size_t end) { std::memset(to + begin, value, end - begin); }));
+      count, [to, value](size_t begin, size_t end) {
+        std::memset(to + begin, value, end - begin);
+      }));
 }
 
 }  // namespace accinte

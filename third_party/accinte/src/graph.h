@@ -22,7 +22,8 @@ namespace accinte {
 // the last reference goes (on whichever thread drops it).
 class UserObject {
  public:
-  UserObject(void* ptr, acHostFn_t destroy, unsigned refs) : ptr_(ptr), destroy_(destroy), refs_(refs) {}
+  UserObject(void* ptr, acHostFn_t destroy, unsigned refs)
+      : ptr_(ptr), destroy_(destroy), refs_(refs) {}
   void retain(unsigned count) { refs_.fetch_add(count); }
   // Drops `count` references; destroys the object with the last one.
   void release(unsigned count);

@@ -472,7 +472,8 @@ bool Stream::runPendingHere(uint64_t target) {
         // has run (another thread took it between the hint and the lock).
         return false;
       }
-      hostBatch_.reserve(static_cast<size_t>(end - pending_.begin()));  // may throw: nothing moved yet
+      // May throw: nothing moved yet.
+      hostBatch_.reserve(static_cast<size_t>(end - pending_.begin()));
       std::move(pending_.begin(), end, std::back_inserter(hostBatch_));
       pending_.erase(pending_.begin(), end);
     }
