@@ -27,12 +27,21 @@ def _autoload() -> None:
 # LITERALINCLUDE END: AUTOLOAD HOOK
 
 
+import importlib.util  # noqa: E402
+
 import torch  # noqa: E402
 
 from torch_accinte import _C  # noqa: E402,F401  (loads the libraries and their registrations)
 from torch_accinte import accinte  # noqa: E402
 
 __all__ = ["accinte"]
+
+
+def _has_mechanism(name: str) -> bool:
+    """Whether the package holds the optional mechanism `name` (a module or
+    package of torch_accinte): a backend brought up step by step may not have
+    it yet. One that exists is imported, and its errors are raised."""
+    return importlib.util.find_spec(f"torch_accinte.{name}") is not None
 
 
 # LITERALINCLUDE START: AUTOLOAD REGISTRATION
@@ -58,11 +67,12 @@ def _register_backend() -> None:
     from torch_accinte.accinte import ops  # noqa: F401
     # Libraries with device lists of their own learn about accinte when they
     # are imported (torch_accinte/integrations/).
-    from torch_accinte import integrations
+    if _has_mechanism("integrations"):
+        from torch_accinte import integrations
 
-    integrations.install_import_hooks()
+        integrations.install_import_hooks()
     # torch.distributed: the "accl" backend for accinte tensors.
-    if torch.distributed.is_available():
+    if torch.distributed.is_available() and _has_mechanism("distributed"):
         from torch_accinte import distributed
 
         distributed.register()

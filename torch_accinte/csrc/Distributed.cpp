@@ -1,4 +1,8 @@
-#include "Distributed.h"
+// Python glue for torch.distributed (Distributed.cpp): the ProcessGroupACCL
+// class, which torch_accinte/distributed.py registers as the "accl" backend.
+/// Adds ProcessGroupACCL to the _C module. Needs torch.distributed's types
+/// (c10d::Backend), registered when torch is imported.
+#include "Bindings.h"
 
 #include <csrc/distributed/GlooEngine.h>
 #include <csrc/distributed/ProcessGroupACCL.h>
@@ -13,6 +17,8 @@ namespace py = pybind11;
 namespace torch_accinte {
 
 // LITERALINCLUDE START: ACCL BINDING
+// Adds ProcessGroupACCL to the _C module. Needs torch.distributed's types
+// (c10d::Backend), registered when torch is imported.
 void add_distributed_functions(py::module_& m) {
   using c10d::accinte::ProcessGroupACCL;
   // A c10d::Backend subclass, so that torch.distributed can register it as a
@@ -52,5 +58,7 @@ void add_distributed_functions(py::module_& m) {
           "The engine that moves the data: \"shm\" or \"gloo\".");
 }
 // LITERALINCLUDE END: ACCL BINDING
+
+const bool registered = register_functions(&add_distributed_functions);
 
 } // namespace torch_accinte

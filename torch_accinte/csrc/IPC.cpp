@@ -1,4 +1,9 @@
-#include "IPC.h"
+// Python glue for sharing accinte storages across processes (IPC.cpp), the
+// C++ half of torch_accinte/accinte/reductions.py.
+/// Adds _share_storage, _open_shared_storage, _ipc_wait_event,
+/// _ipc_counter_value, _ipc_free_counter and _ipc_release_reference to the
+/// _C module.
+#include "Bindings.h"
 
 #include <torch/csrc/Storage.h>
 
@@ -44,6 +49,9 @@ c10::accinte::IpcCounterHandle counter_handle(const py::bytes& bytes) {
 // [Sharing across processes], Note [IPC reference counts]).
 } // namespace
 
+// Adds _share_storage, _open_shared_storage, _ipc_wait_event,
+// _ipc_counter_value, _ipc_free_counter and _ipc_release_reference to the
+// _C module.
 void add_ipc_functions(py::module_& m) {
   m.def(
       "_share_storage",
@@ -122,5 +130,7 @@ void add_ipc_functions(py::module_& m) {
       },
       py::arg("counter"), "Receiver: gives up a reference without mapping the storage.");
 }
+
+const bool registered = register_functions(&add_ipc_functions);
 
 } // namespace torch_accinte

@@ -1,4 +1,8 @@
-#include "Inductor.h"
+// Python glue for torch.compile (Inductor.cpp): the raw stream handle that
+// Inductor's generated wrapper passes to its kernels, and the launch of a
+// compiled C++ kernel as a kernel on that stream.
+/// Adds _get_current_raw_stream and _launch_compiled_kernel to the _C module.
+#include "Bindings.h"
 
 #include <torch/csrc/autograd/python_variable.h>
 
@@ -102,6 +106,7 @@ void launch_compiled_kernel(uintptr_t entry, const std::string& name, uintptr_t 
 
 } // namespace
 
+// Adds _get_current_raw_stream and _launch_compiled_kernel to the _C module.
 void add_inductor_functions(py::module_& m) {
   m.def(
       "_get_current_raw_stream",
@@ -116,5 +121,7 @@ void add_inductor_functions(py::module_& m) {
         "Queues a compiled kernel's entry point on the stream whose handle is `stream` "
         "(acLaunchKernel, through launch_kernel). See Note [compiled kernels on accinte streams].");
 }
+
+const bool registered = register_functions(&add_inductor_functions);
 
 } // namespace torch_accinte

@@ -8,7 +8,7 @@
 // torch::CapturedTraceback (cheap: code objects and offsets, no strings).
 // Frames are turned into {filename, line, name} only when a snapshot is
 // taken (torch::symbolize), with the GIL held.
-#include "Memory.h"
+#include "Bindings.h"
 
 #include <pybind11/stl.h>
 
@@ -245,6 +245,9 @@ py::dict memory_snapshot() {
 
 } // namespace
 
+// Adds _set_memory_fraction, _get_memory_fraction, _host_memory_stats,
+// _reset_{accumulated,peak}_host_memory_stats, _record_memory_history and
+// _memory_snapshot to the _C module.
 void add_memory_functions(py::module_& m) {
   using no_gil = py::call_guard<py::gil_scoped_release>;
   m.def("_set_memory_fraction", &c10::accinte::set_memory_fraction, py::arg("fraction"),
@@ -284,5 +287,7 @@ void add_memory_functions(py::module_& m) {
   m.def("_memory_snapshot", &memory_snapshot,
         "Segments, blocks and traces of every device, as torch.cuda.memory._snapshot returns.");
 }
+
+const bool registered = register_functions(&add_memory_functions);
 
 } // namespace torch_accinte

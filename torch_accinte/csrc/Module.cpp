@@ -31,15 +31,9 @@
 #include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>
 
-#include "Distributed.h"
-#include "IPC.h"
-#include "Inductor.h"
-#include "Arguments.h"
-#include "Memory.h"
+#include "Bindings.h"
 
 namespace py = pybind11;
-using torch_accinte::storage_arg;
-using torch_accinte::tensor_arg;
 
 namespace {
 
@@ -145,93 +139,6 @@ void add_device_functions(py::module_& m) {
         "Queues a kernel that sleeps `ms` milliseconds on the current stream.");
 }
 
-// For torch.accinte.streams.
-void add_stream_functions(py::module_& m) {
-  m.def(
-      "_event_elapsed_time",
-      [](uintptr_t start, uintptr_t end) {
-        TORCH_CHECK(start != 0 && end != 0,
-                    "Both events must be recorded before calculating elapsed time.");
-        float ms = 0;
-        {
-          py::gil_scoped_release no_gil;
-          ACCINTE_CHECK(acEventElapsedTime(&ms, reinterpret_cast<acEvent_t>(start),
-                                           reinterpret_cast<acEvent_t>(end)));
-        }
-        return ms;
-      },
-      py::arg("start"), py::arg("end"),
-      "acEventElapsedTime on two events given by their torch.Event.event_id.");
-}
-
-// For torch.accinte.random.
-void add_random_functions(py::module_& m) {
-  m.def(
-      "_get_default_generator",
-      [](c10::DeviceIndex device) {
-        const at::Generator& gen = c10::accinte::getDefaultAccInteGenerator(device);
-        return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(gen));
-      },
-      py::arg("device"), "The default torch.Generator of a device.");
-}
-
-// For torch.accinte.graphs.
-void add_graph_functions(py::module_& m) {
-  m.def(
-      "_is_current_stream_capturing",
-      [] { return c10::accinte::is_stream_capturing(c10::accinte::getCurrentAccInteStream()); },
-      "True while the current stream of the current device captures a graph "
-      "(acStreamIsCapturing).");
-  m.def(
-      "_graph_pool_reserved_bytes",
-      [](c10::DeviceIndex device, c10::MempoolId_t pool) {
-        return c10::accinte::pool_reserved_bytes(device, pool);
-      },
-      py::arg("device"), py::arg("pool"),
-      "Bytes the caching allocator holds in a graph's private memory pool.");
-}
-
-// For torch.accinte.backend_meta and torch.accinte.serialization: BackendMeta
-// and storages.
-void add_storage_functions(py::module_& m) {
-  m.def(
-      "_get_backend_format",
-      [](py::handle t) {
-        return c10::accinte::get_tensor_format(tensor_arg(t, "_get_backend_format"));
-      },
-      py::arg("tensor"), "The format tag in an accinte tensor's BackendMeta (0: none set).");
-  m.def(
-      "_set_backend_format",
-      [](py::handle t, int64_t format) {
-        c10::accinte::set_tensor_format(tensor_arg(t, "_set_backend_format"), format);
-      },
-      py::arg("tensor"), py::arg("format"),
-      "Sets the format tag in an accinte tensor's BackendMeta.");
-  m.def(
-      "_is_accinte_storage_impl",
-      [](py::handle obj) {
-        return c10::accinte::as_accinte_storage(storage_arg(obj, "_is_accinte_storage_impl")) !=
-               nullptr;
-      },
-      py::arg("obj"), "True if the storage's StorageImpl is an AccInteStorageImpl.");
-  m.def(
-      "_set_storage_resizable",
-      [](py::handle obj, bool resizable) {
-        storage_arg(obj, "_set_storage_resizable").unsafeGetStorageImpl()->set_resizable(resizable);
-      },
-      py::arg("obj"), py::arg("resizable"),
-      "Whether the storage may grow or shrink (StorageImpl::set_resizable).");
-  m.def(
-      "_storage_serial",
-      [](py::handle obj) {
-        const auto* impl = c10::accinte::as_accinte_storage(storage_arg(obj, "_storage_serial"));
-        TORCH_CHECK(impl != nullptr, "_storage_serial() expects an accinte storage, got one of ",
-                    storage_arg(obj, "_storage_serial").device());
-        return impl->serial();
-      },
-      py::arg("obj"), "The serial number of an AccInteStorageImpl.");
-}
-
 } // namespace
 
 /// Builds the torch_accinte._C module (called by PyInit__C in stub.c). Named
@@ -250,14 +157,7 @@ extern "C" C10_EXPORT PyObject* torch_accinte_init_module() {
     auto m = py::reinterpret_borrow<py::module_>(module);
     install_python_hooks();
     add_device_functions(m);
-    add_stream_functions(m);
-    add_random_functions(m);
-    add_graph_functions(m);
-    add_storage_functions(m);
-    torch_accinte::add_ipc_functions(m);
-    torch_accinte::add_memory_functions(m);
-    torch_accinte::add_inductor_functions(m);
-    torch_accinte::add_distributed_functions(m);
+    torch_accinte::add_registered_functions(m); // Bindings.h
   } catch (py::error_already_set& e) {
     e.restore();
     Py_DECREF(module);
