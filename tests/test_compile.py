@@ -109,6 +109,25 @@ def test_import_torch_loads_neither_dynamo_nor_inductor_and_discovery_registers(
         "AccInteInterface AccInteInterface AccInteInterface"]
 
 
+def test_dynamo_knows_the_device_in_a_fresh_interpreter_before_anything_compiles(run_python):
+    # PyTorch's device-generic compile tests ask Dynamo's registry first; it
+    # must answer without Inductor having been asked for accinte, and
+    # without import torch importing Dynamo.
+    out = run_python("""
+        import sys
+        import torch
+        assert "torch._dynamo" not in sys.modules
+        from torch._dynamo.device_interface import get_interface_for_device
+        interface = get_interface_for_device("accinte")
+        print(interface.__name__, get_interface_for_device("accinte:1").__name__)
+        print(interface.device_count(), interface.is_available())
+        print("inductor backend" if "torch_accinte._inductor" in sys.modules else "no backend")
+    """)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split("\n")[:3] == [
+        "AccInteInterface AccInteInterface", "2 True", "no backend"]
+
+
 # ---- the GPT block ---------------------------------------------------------------
 
 

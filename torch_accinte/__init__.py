@@ -44,6 +44,12 @@ def _has_mechanism(name: str) -> bool:
     return importlib.util.find_spec(f"torch_accinte.{name}") is not None
 
 
+def _dynamo_registration(module: object) -> None:
+    from torch_accinte import _dynamo_interface
+
+    _dynamo_interface.register()
+
+
 # LITERALINCLUDE START: AUTOLOAD REGISTRATION
 def _register_backend() -> None:
     """Registers accinte with torch, once per process."""
@@ -63,6 +69,10 @@ def _register_backend() -> None:
     from torch_accinte.accinte import serialization
 
     serialization.init_serialization()
+    # DLPack's protocol method for accinte tensors (pytorch/pytorch#195815).
+    from torch_accinte.accinte import _dlpack
+
+    _dlpack.install()
     # Python registrations name the device, so they come after the rename.
     from torch_accinte.accinte import ops  # noqa: F401
     # Libraries with device lists of their own learn about accinte when they
@@ -71,6 +81,12 @@ def _register_backend() -> None:
         from torch_accinte import integrations
 
         integrations.install_import_hooks()
+    # torch.compile: Dynamo's device registry learns about accinte when it is
+    # imported (Note in torch_accinte/_dynamo_interface.py).
+    if _has_mechanism("_dynamo_interface"):
+        from torch_accinte._after_import import after_import
+
+        after_import("torch._dynamo.device_interface", _dynamo_registration)
     # torch.distributed: the "accl" backend for accinte tensors.
     if torch.distributed.is_available() and _has_mechanism("distributed"):
         from torch_accinte import distributed

@@ -12,7 +12,6 @@ from __future__ import annotations
 import warnings
 
 import torch
-from torch._dynamo.device_interface import register_interface_for_device
 from torch._inductor import config as inductor_config
 from torch._inductor import scheduler as inductor_scheduler
 from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
@@ -24,7 +23,8 @@ from .codegen import (
     AccInteScheduling,
     AccInteWrapperCodegen,
 )
-from .device_interface import AccInteInterface
+from torch_accinte import _dynamo_interface
+from torch_accinte._dynamo_interface import AccInteInterface
 
 __all__ = [
     "AccInteCppWrapperCodegen", "AccInteInterface", "AccInteScheduling", "AccInteWrapperCodegen",
@@ -89,10 +89,7 @@ def register() -> None:
     global _registered
     if _registered:
         return
-    # Dynamo looks a string device up as is: "accinte" and "accinte:N" both.
-    register_interface_for_device("accinte", AccInteInterface)
-    for index in range(torch.accinte.device_count()):
-        register_interface_for_device(f"accinte:{index}", AccInteInterface)
+    _dynamo_interface.register()  # done already if Dynamo was imported first
     register_device_op_overrides("accinte", AccInteDeviceOpOverrides())
     register_backend_for_device(
         "accinte", AccInteScheduling, AccInteWrapperCodegen, AccInteCppWrapperCodegen,

@@ -20,13 +20,13 @@ accinte) registers ``"accinte"`` the moment Lightning's registry is imported:
 
 from __future__ import annotations
 
-import importlib.abc
-import sys
+from torch_accinte._after_import import after_import
 
 __all__ = ["install_import_hooks"]
 
 # Module whose import fills Lightning's accelerator registry -> the function
 # that adds accinte to it (both package names Lightning ships under).
+_installed = False
 _REGISTRY_MODULES = {
     "lightning.pytorch.accelerators": "lightning.pytorch",
     "pytorch_lightning.accelerators": "pytorch_lightning",
@@ -34,46 +34,20 @@ _REGISTRY_MODULES = {
 
 
 # LITERALINCLUDE START: ECOSYSTEM IMPORT HOOK
-class _RegisterAfterImport(importlib.abc.MetaPathFinder):
-    """Finds nothing itself: for the registry modules above it wraps the real
-    loader so that, once the module has run, accinte's accelerator is added."""
-
-    def find_spec(self, fullname, path, target=None):
-        if fullname not in _REGISTRY_MODULES:
-            return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None and spec.loader is not None:
-                spec.loader = _ThenRegister(spec.loader, _REGISTRY_MODULES[fullname])
-                return spec
-        return None
-
-
-class _ThenRegister(importlib.abc.Loader):
-    def __init__(self, loader, package: str) -> None:
-        self._loader, self._package = loader, package
-
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module) -> None:
-        self._loader.exec_module(module)
-        from torch_accinte.integrations import lightning
-
-        lightning.register(self._package)
-
-
 def install_import_hooks() -> None:
-    """Registers accinte with libraries as they are imported. Idempotent; a
-    library imported before this call is handled at once."""
-    if any(isinstance(f, _RegisterAfterImport) for f in sys.meta_path):
+    """Registers accinte with libraries as they are imported
+    (torch_accinte/_after_import.py); a library imported before this call is
+    handled at once. Idempotent."""
+    global _installed
+    if _installed:
         return
+    _installed = True
     for name, package in _REGISTRY_MODULES.items():
-        if name in sys.modules:
-            from torch_accinte.integrations import lightning
+        after_import(name, lambda _module, package=package: _register_lightning(package))
 
-            lightning.register(package)
-    sys.meta_path.insert(0, _RegisterAfterImport())
+
+def _register_lightning(package: str) -> None:
+    from torch_accinte.integrations import lightning
+
+    lightning.register(package)
 # LITERALINCLUDE END: ECOSYSTEM IMPORT HOOK

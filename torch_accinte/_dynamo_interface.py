@@ -5,6 +5,11 @@ Inductor reaches a device's runtime only through the class registered with
 properties (``DeviceProperties.create``), the raw stream handle its wrapper
 passes to kernels (``get_raw_stream``), synchronisation. Everything here
 forwards to ``torch.accinte``.
+
+Dynamo's registry knows CUDA, XPU, MTIA and the CPU by itself; accinte is
+added the moment ``torch._dynamo.device_interface`` is imported (the package
+asks for that with ``_after_import``), so ``get_interface_for_device("accinte")``
+answers in a fresh interpreter, and ``import torch`` imports none of Dynamo.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from torch._dynamo.device_interface import DeviceInterface
+from torch._dynamo.device_interface import DeviceInterface, register_interface_for_device
 from torch_accinte import _C, accinte
 
 
@@ -100,3 +105,11 @@ class AccInteInterface(DeviceInterface):
     def is_triton_capable(device: Any = None) -> bool:
         return False  # kernels are C++ (Inductor's CPU code generator)
 # LITERALINCLUDE END: COMPILER DEVICE INTERFACE
+
+
+def register(_module: object = None) -> None:
+    """Adds accinte to Dynamo's device registry: "accinte" and "accinte:N"
+    (Dynamo looks a string device up as is). Idempotent."""
+    register_interface_for_device("accinte", AccInteInterface)
+    for index in range(accinte.device_count()):
+        register_interface_for_device(f"accinte:{index}", AccInteInterface)
