@@ -13,7 +13,7 @@ PYTEST_ARGS ?=
 SPHINXOPTS ?=
 DOCS_HTML := docs/_build/html
 
-.PHONY: all build demo test docs docs-check sanitize ecosystem-table clean distclean
+.PHONY: all build demo test docs docs-check figures sanitize ecosystem-table clean distclean
 
 all: build
 
@@ -69,6 +69,12 @@ docs: $(STAMP)
 # empty code blocks (tools/docs_check.py).
 docs-check: docs
 	$(PY) tools/docs_check.py $(DOCS_HTML)
+
+# The guide's figures (docs/chapters/img/*.svg), drawn by tools/figures.py from
+# the code (CMake files, #include lines, function names) and from real runs of
+# the built package (profiler traces, an allocator snapshot).
+figures: build
+	$(PY) tools/figures.py
 
 clean:
 	rm -rf build build-asan torch_accinte/lib torch_accinte/_C*.so $(VENV)/.installed docs/_build

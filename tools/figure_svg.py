@@ -1,0 +1,113 @@
+"""The few SVG shapes the guide's figures are drawn with (tools/figures.py).
+
+Plain SVG text, as tools/trace_svg.py writes it: no plotting library, a
+white background, sans-serif labels (monospace for names from the code),
+a viewBox so that the page may scale the picture, coordinates rounded to a
+tenth of a pixel so that the files stay small and diff well.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+# The guide's text column is about 880 pixels wide: at that width the labels
+# keep their size.
+WIDTH = 880
+FONT = 12
+MONO = "monospace"
+GREY, INK, FAINT = "#666", "#222", "#eee"
+# Fills shared by the figures: one per kind of thing, the same in each.
+HOST, WORKER, DRIVER, TORCH, PYTHON = "#e8eef7", "#fdf1dc", "#e6f2e6", "#eeeeee", "#f3e8f5"
+
+
+def char_width(size: float, mono: bool = False) -> float:
+    """About how wide one character of a label is (no font metrics in SVG)."""
+    return size * (0.61 if mono else 0.53)
+
+
+def text_width(text: str, size: float = FONT, mono: bool = False) -> float:
+    return len(text) * char_width(size, mono)
+
+
+class Svg:
+    """An SVG document built element by element; `render` sets its height."""
+
+    def __init__(self, source: str, width: int = WIDTH) -> None:
+        self.source = source
+        self.width = width
+        self.items: list[str] = []
+
+    def rect(self, x: float, y: float, w: float, h: float, fill: str, stroke: str = GREY,
+             title: str | None = None, rx: float = 3, dash: bool = False,
+             stroke_width: float = 1) -> None:
+        extra = ' stroke-dasharray="4 3"' if dash else ""
+        if stroke_width != 1:
+            extra += f' stroke-width="{stroke_width:g}"'
+        body = f"><title>{escape(title)}</title></rect>" if title else "/>"
+        self.items.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" '
+                          f'rx="{rx:g}" fill="{fill}" stroke="{stroke}"{extra}{body}')
+
+    def text(self, x: float, y: float, text: str, size: float = FONT, anchor: str = "start",
+             mono: bool = False, bold: bool = False, fill: str = INK,
+             italic: bool = False) -> None:
+        attrs = [f'x="{x:.1f}"', f'y="{y:.1f}"']
+        if size != FONT:
+            attrs.append(f'font-size="{size:g}"')
+        if anchor != "start":
+            attrs.append(f'text-anchor="{anchor}"')
+        if mono:
+            attrs.append(f'font-family="{MONO}"')
+        if bold:
+            attrs.append('font-weight="bold"')
+        if italic:
+            attrs.append('font-style="italic"')
+        if fill != INK:
+            attrs.append(f'fill="{fill}"')
+        self.items.append(f'<text {" ".join(attrs)}>{escape(text)}</text>')
+
+    def label(self, x: float, y: float, text: str, size: float = FONT, mono: bool = False,
+              anchor: str = "start") -> None:
+        """Text on a white patch, readable over the lines it crosses."""
+        w = text_width(text, size, mono) + 6
+        left = {"start": x - 3, "middle": x - w / 2, "end": x - w + 3}[anchor]
+        self.items.append(f'<rect x="{left:.1f}" y="{y - size:.1f}" width="{w:.1f}" '
+                          f'height="{size + 4:.1f}" fill="white" fill-opacity="0.85"/>')
+        self.text(x, y, text, size=size, anchor=anchor, mono=mono)
+
+    def line(self, x1: float, y1: float, x2: float, y2: float, color: str = GREY,
+             width: float = 1, arrow: bool = False, dash: bool = False,
+             title: str | None = None) -> None:
+        extra = ' marker-end="url(#arrow)"' if arrow else ""
+        if dash:
+            extra += ' stroke-dasharray="5 3"'
+        body = f"><title>{escape(title)}</title></line>" if title else "/>"
+        self.items.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
+                          f'stroke="{color}" stroke-width="{width:g}"{extra}{body}')
+
+    def path(self, d: str, color: str = GREY, width: float = 1, arrow: bool = False,
+             dash: bool = False) -> None:
+        extra = ' marker-end="url(#arrow)"' if arrow else ""
+        if dash:
+            extra += ' stroke-dasharray="5 3"'
+        self.items.append(f'<path d="{d}" fill="none" stroke="{color}" '
+                          f'stroke-width="{width:g}"{extra}/>')
+
+    def legend(self, x: float, y: float, entries: list[tuple[str, str]],
+               step: float | None = None) -> float:
+        """Swatches and their meaning in one row from (x, y); returns the row's end."""
+        for text, fill in entries:
+            self.rect(x, y - 10, 12, 12, fill, rx=2)
+            self.text(x + 17, y, text)
+            x += step or text_width(text) + 40
+        return x
+
+    def render(self, height: float) -> str:
+        h = round(height)
+        head = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.width}" height="{h}" '
+                f'viewBox="0 0 {self.width} {h}" font-family="sans-serif" font-size="{FONT}">',
+                f"<!-- generated by {self.source}; do not edit by hand -->",
+                '<defs><marker id="arrow" markerWidth="8" markerHeight="8" refX="7" refY="4" '
+                'orient="auto" markerUnits="userSpaceOnUse"><path d="M0,0 L8,4 L0,8 z" '
+                'fill="#555"/></marker></defs>',
+                f'<rect width="{self.width}" height="{h}" fill="white"/>']
+        return "\n".join(head + self.items + ["</svg>"]) + "\n"
