@@ -1,12 +1,16 @@
-# Entry points: `make demo` and `make test` each set up .venv (Python, torch
-# 2.13.0, build tools), build the four libraries incrementally, then run.
-# `make docs` builds the documentation site; `make docs-check` opens every
-# page of it in headless Chromium.
+# Entry points: `make demo` sets up .venv with what the demo needs (torch 2.13.0
+# and the build tools, requirements-build.txt), builds the four libraries
+# incrementally and trains a model; `make test` adds the test and documentation
+# requirements (requirements-test.txt) and runs every test; `make check` is the
+# quick tier to run before each commit. `make docs` builds the documentation
+# site; `make docs-check` opens every page of it in headless Chromium.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
-STAMP  := $(VENV)/.deps-installed
+# One stamp per requirements file, so that `make demo` never installs the test set.
+BUILD_DEPS := $(VENV)/.build-deps-installed
+TEST_DEPS  := $(VENV)/.test-deps-installed
 # Extra pytest arguments, e.g. `make test PYTEST_ARGS="-k stream"`.
 PYTEST_ARGS ?=
 # Extra sphinx-build arguments, e.g. `make docs SPHINXOPTS=-v`.
@@ -21,16 +25,16 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 # LITERALINCLUDE START: BUILD MAKE TARGETS
-# Third-party requirements: torch first and pinned, so nothing pulls a newer one.
-$(STAMP): $(PY) requirements-dev.txt
+# The build set: torch first and pinned, so nothing pulls a newer one.
+$(BUILD_DEPS): $(PY) requirements-build.txt
 	$(PIP) install --quiet torch==2.13.0
-	$(PIP) install --quiet -r requirements-dev.txt
+	$(PIP) install --quiet -r requirements-build.txt
 	touch $@
 
 # The editable install registers the package and its autoload entry point; it
 # re-runs only when packaging metadata changes. Later builds are plain
 # incremental CMake builds.
-$(VENV)/.installed: $(STAMP) setup.py pyproject.toml CMakeLists.txt
+$(VENV)/.installed: $(BUILD_DEPS) setup.py pyproject.toml CMakeLists.txt
 	$(PIP) install --quiet --no-build-isolation --no-deps -e .
 	touch $@
 
@@ -38,20 +42,27 @@ build: $(VENV)/.installed
 	$(VENV)/bin/cmake --build build -j $$(nproc)
 # LITERALINCLUDE END: BUILD MAKE TARGETS
 
+# The test set on top of it (pytest, ruff, Sphinx, the integration libraries).
+# requirements-test.txt includes requirements-build.txt, so pip resolves the two
+# together and keeps the pinned torch.
+$(TEST_DEPS): $(BUILD_DEPS) requirements-test.txt
+	$(PIP) install --quiet -r requirements-test.txt
+	touch $@
+
 demo: build
 	$(PY) examples/train_mlp.py
 
 # tests/test_docs.py also builds the docs with warnings as errors and runs
 # the marker check (tools/check_doc_markers.py); tests/test_size.py runs the
 # size guard (tools/sz.py) and tests/test_style.py the Python lint (ruff).
-test: build
+test: build $(TEST_DEPS)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 # AddressSanitizer + UndefinedBehaviorSanitizer: an instrumented copy of the
 # libraries in build-asan/ and pytest under it (tools/sanitize.sh). Slow, so not
 # part of `make test`; `make sanitize PYTEST_ARGS=tests/test_ops.py` picks tests,
 # `make sanitize PYTEST_ARGS=tests` runs the whole suite.
-sanitize: $(STAMP)
+sanitize: $(TEST_DEPS)
 	tools/sanitize.sh $(PYTEST_ARGS)
 
 # The compatibility table of README.md and docs/chapters/ecosystem.md, from the
@@ -62,7 +73,7 @@ ecosystem-table:
 # The site alone: needs only the requirements (Sphinx, MyST), not the build.
 # -E rereads every source, so warnings of unchanged pages are not lost to the
 # incremental build; -W makes them errors, --keep-going lists them all.
-docs: $(STAMP)
+docs: $(TEST_DEPS)
 	$(PY) -m sphinx -b html -E -W --keep-going $(SPHINXOPTS) docs $(DOCS_HTML)
 
 # Every page in headless Chromium: broken links and anchors, missing images,

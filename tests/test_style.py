@@ -1,5 +1,5 @@
 """The Python lint: ``ruff check`` over the repository passes, with the rules
-of ``[tool.ruff]`` in pyproject.toml (ruff is pinned in requirements-dev.txt).
+of ``[tool.ruff]`` in pyproject.toml (ruff is pinned in requirements-test.txt).
 The C and C++ layout is described by .clang-format and not checked here; their
 sizes are, by tools/sz.py (tests/test_size.py)."""
 
@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.skipif(importlib.util.find_spec("ruff") is None,
-                    reason="ruff is not installed (pip install -r requirements-dev.txt)")
+                    reason="ruff is not installed (pip install -r requirements-test.txt)")
 def test_ruff_check_passes():
     # --no-cache: leave no .ruff_cache in the work tree. The configuration is
     # found from the working directory, the repository.
