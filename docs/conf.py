@@ -3,19 +3,26 @@
 `make docs` builds the site into docs/_build/html with warnings as errors.
 Chapters are MyST Markdown files in chapters/; code enters them only through
 literalinclude between LITERALINCLUDE markers, which tools/check_doc_markers.py
-checks against the sources.
+checks against the sources. The extension in _ext/accinte_docs/ links the site
+to the code: repository paths, `Note [...]` citations and excerpt captions
+become links, and the site carries a view of the sources under _code/.
 """
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))
 
 project = "torch_accinte"
 author = "the torch_accinte developers"
 copyright = "the torch_accinte developers"
 
-extensions = ["myst_parser"]
+extensions = ["myst_parser", "accinte_docs"]
 source_suffix = {".md": "markdown"}
 root_doc = "index"
 # README.md describes this folder for people browsing the repository; it is
 # not a page of the site.
-exclude_patterns = ["_build", "README.md"]
+exclude_patterns = ["_build", "README.md", "_ext"]
 
 # Headings up to level 3 get anchors, so chapters can link to sections with
 # [text](other.md#section-title) and the build checks those links.
@@ -41,3 +48,17 @@ html_copy_source = False
 # used in prose) are not errors; broken links between pages and to headings
 # are, through -W.
 nitpicky = False
+
+# Where links to repository files go (_ext/accinte_docs/urls.py). Empty: the
+# site's own view of the sources, which tools/docs_check.py follows offline.
+# A published site may point at the repository's web view instead:
+#   make docs SPHINXOPTS="-D accinte_code_url=https://github.com/OWNER/torch_accinte/blob/main/"
+accinte_code_url = ""
+accinte_notes_page = "chapters/notes"
+# PyTorch's own Notes that chapters cite by name: not in this repository.
+accinte_upstream_notes = {
+    "Acquire lock when using random generators": "ATen/core/Generator.h",
+}
+# Pages that name files of the starter backend tools/new_backend.py writes,
+# which are not in this tree: their paths are not checked for existence.
+accinte_other_trees = ["chapters/new-backend"]

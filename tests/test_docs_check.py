@@ -102,6 +102,36 @@ def test_page_that_cannot_be_loaded_fails(tmp_path):
     assert "chapters/a.html: Chromium could not load the page" in found
 
 
+STATIC_HEAD = '<meta name="docs-check" content="static">'
+
+
+def test_static_pages_are_read_from_disk_and_checked(tmp_path):
+    pages = good_pages()
+    site = make_site(tmp_path, pages)
+    (site / "code.html").write_text(
+        f"<!DOCTYPE html><html><head>{STATIC_HEAD}</head><body>"
+        '<p id="L1">x</p><a href="#L1">1</a><a href="index.html#top">home</a>'
+        '<a href="chapters/a.html#gone">bad</a></body></html>')
+    rendered = []
+
+    def render(path: Path) -> str:
+        rendered.append(path.name)
+        return read_from_disk(path)
+
+    report = docs_check.check_site(site, render)
+    assert "code.html" not in rendered and sorted(rendered) == ["a.html", "index.html", "index.html"]
+    assert (report.pages, report.static_pages) == (3, 1)
+    assert report.problems == ["code.html: broken anchor 'chapters/a.html#gone' "
+                               "(no id 'gone' in chapters/a.html)"]
+
+
+def test_a_static_page_with_a_script_is_rendered(tmp_path):
+    site = make_site(tmp_path, good_pages())
+    (site / "code.html").write_text(f"<html><head>{STATIC_HEAD}</head><body>{SCRIPTED}</body></html>")
+    report = docs_check.check_site(site, read_from_disk)
+    assert (report.pages, report.static_pages) == (4, 0)
+
+
 # The same site through the browser. CI installs Chromium before `make test`
 # (.ci/run); elsewhere these skip with the reason when it is missing.
 CHROMIUM = docs_check.find_chromium()
