@@ -214,3 +214,17 @@ def test_docs_build_without_warnings(tmp_path):
     assert result.returncode == 0, "sphinx-build failed:\n" + result.stdout + result.stderr
     assert (tmp_path / "html" / "index.html").is_file()
     assert (tmp_path / "html" / "chapters" / "overview.html").is_file()
+
+
+def test_readme_is_a_front_page():
+    """README.md stays a newcomer's page: short, with the platform, the two
+    commands and the license; its usage example is examples/usage.py, which
+    tests/test_examples.py runs."""
+    readme = (REPO / "README.md").read_text()
+    assert len(readme.splitlines()) <= 220, "README.md: move detail into a chapter"
+    for needed in ("Linux only", "make demo", "make test", "requirements-build.txt",
+                   "requirements-test.txt", "tools/new_backend.py", "[LICENSE](LICENSE)"):
+        assert needed in readme, needed
+    assert (REPO / "LICENSE").read_text().startswith("BSD 3-Clause License")
+    usage = (REPO / "examples" / "usage.py").read_text().split("\n", 1)[1]
+    assert f"```python\n{usage}```" in readme, "README's usage example differs from examples/usage.py"
