@@ -90,6 +90,51 @@ def test_broken_image_file_fails(tmp_path):
     assert problems(site) == ["index.html: image 'img/dot.png' is not a PNG"]
 
 
+SVG_OK = ('<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8">'
+          '<rect width="8" height="8"/></svg>')
+
+
+@pytest.mark.parametrize("svg, expected", [
+    (SVG_OK, None),
+    ('<svg xmlns="http://www.w3.org/2000/svg"><rect></svg>', "is not valid SVG (mismatched tag"),
+    # No namespace: well-formed XML that a browser does not show as an image.
+    ('<svg width="8" height="8"><rect width="8" height="8"/></svg>', "is not an SVG image"),
+    ("", "is empty"),
+])
+def test_svg_figures_are_checked(tmp_path, svg, expected):
+    pages = good_pages()
+    pages["figure.html"] = '<img src="img/figure.svg" alt="a figure">'
+    site = make_site(tmp_path, pages)
+    (site / "img" / "figure.svg").write_text(svg)
+    found = problems(site)
+    if expected is None:
+        assert found == []
+    else:
+        assert len(found) == 1 and found[0].startswith("figure.html: image 'img/figure.svg' ")
+        assert expected in found[0], found
+
+
+def test_images_a_browser_cannot_decode_fail(tmp_path):
+    """The images that pass the file checks go to `load_images` once each,
+    and each page that shows one it could not decode fails."""
+    pages = good_pages()
+    pages["chapters/b.html"] = '<img src="../img/dot.png"><img src="../img/figure.svg">'
+    site = make_site(tmp_path, pages)
+    (site / "img" / "figure.svg").write_text(SVG_OK)
+    asked = []
+
+    def load_images(images: list[Path]) -> set[Path]:
+        asked.append([image.name for image in images])
+        return {image for image in images if image.name == "dot.png"}
+
+    report = docs_check.check_site(site, read_from_disk, load_images=load_images)
+    assert asked == [["dot.png", "figure.svg"]]
+    assert report.images_decoded == 1
+    assert sorted(report.problems) == [
+        "chapters/b.html: image '../img/dot.png' does not load in Chromium",
+        "index.html: image 'img/dot.png' does not load in Chromium"]
+
+
 def test_page_that_cannot_be_loaded_fails(tmp_path):
     site = make_site(tmp_path, good_pages())
 
@@ -161,6 +206,21 @@ def test_chromium_renders_the_dom_that_is_checked(tmp_path):
 
 @needs_chromium
 @chromium_not_under_sanitizer
+def test_chromium_decodes_the_images(tmp_path):
+    """Files that pass the checks on disk but that no browser can show: a PNG
+    whose signature is right and whose data is not."""
+    (tmp_path / "good.png").write_bytes(PNG_1x1)
+    (tmp_path / "good.svg").write_text(SVG_OK)
+    (tmp_path / "corrupt.png").write_bytes(PNG_1x1[:16] + b"garbage" * 8)
+    assert docs_check.image_problem(tmp_path / "corrupt.png") is None
+    loader = docs_check.chromium_image_loader(CHROMIUM)
+    images = [tmp_path / name for name in ("good.png", "good.svg", "corrupt.png")]
+    assert loader(images) == {tmp_path / "corrupt.png"}
+    assert loader([]) == set()
+
+
+@needs_chromium
+@chromium_not_under_sanitizer
 def test_cli_fails_on_a_broken_link_and_passes_without_it(tmp_path):
     pages = good_pages()
     pages["chapters/b.html"] = '<a href="gone.html#x">gone</a><a href="a.html#usage">ok</a>'
@@ -173,7 +233,7 @@ def test_cli_fails_on_a_broken_link_and_passes_without_it(tmp_path):
     (site / "chapters" / "b.html").unlink()
     good = subprocess.run(tool, capture_output=True, text=True, timeout=300)
     assert good.returncode == 0, good.stdout + good.stderr
-    assert "3 pages rendered by Chromium" in good.stdout
+    assert "3 pages rendered by Chromium, 1 image decoded" in good.stdout
 
 
 def test_cli_without_a_site_says_how_to_build_it(tmp_path):

@@ -8,8 +8,11 @@ fails on:
 
 - a link to a page or file that is not in the site, or to an anchor (``#id``)
   that the target page does not have;
-- an image whose file is missing, empty or not an image; an image from the
-  network (the docs ship their images);
+- an image whose file is missing, empty or not an image (an SVG must be XML
+  whose root is ``<svg>`` in the SVG namespace); an image from the network
+  (the docs ship their images);
+- an image that Chromium cannot decode: every image the pages show is loaded
+  in one probe page, which records each image's ``load`` or ``error`` event;
 - a stylesheet or script of the page that is missing;
 - an empty code block (e.g. a literalinclude whose markers enclose nothing);
 - a page Chromium cannot load.
@@ -30,7 +33,9 @@ package) or ``chromium-browser`` is taken from PATH.
 
 from __future__ import annotations
 
+from html import escape
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -49,6 +54,7 @@ CHROMIUM_FLAGS = [
     "--disable-dev-shm-usage", "--disable-extensions", "--mute-audio",
 ]
 PAGE_TIMEOUT_S = 60
+SVG_NAMESPACE = "http://www.w3.org/2000/svg"
 # Elements whose text Sphinx/Pygments render as a code block.
 CODE_BLOCK_CLASSES = {"highlight", "literal-block-wrapper"}
 
@@ -155,10 +161,41 @@ def image_problem(path: Path) -> str | None:
         return "not a GIF"
     if suffix == ".svg":
         try:
-            ElementTree.fromstring(data)
+            root = ElementTree.fromstring(data)
         except ElementTree.ParseError as e:
             return f"not valid SVG ({e})"
+        if root.tag != f"{{{SVG_NAMESPACE}}}svg":  # a browser shows nothing then
+            return (f"not an SVG image (its root is <{root.tag}>, "
+                    f'not <svg xmlns="{SVG_NAMESPACE}">)')
     return None
+
+
+def chromium_image_loader(binary: str) -> Callable[[list[Path]], set[Path]]:
+    """A function that loads images in Chromium and returns those it could not
+    decode. One probe page holds them all; each image's load or error handler
+    marks it in the DOM that Chromium prints once the page (and with it every
+    image) has loaded."""
+    render = chromium_renderer(binary)
+
+    def failing(images: list[Path]) -> set[Path]:
+        if not images:
+            return set()
+        with tempfile.TemporaryDirectory(prefix="docs-check-images-") as folder:
+            probe = Path(folder) / "images.html"
+            probe.write_text("<!DOCTYPE html><html><body>" + "".join(
+                f'<img id="image-{n}" src="{escape(path.resolve().as_uri())}" '
+                'onload="this.dataset.decoded=this.naturalWidth>0?1:0" '
+                'onerror="this.dataset.decoded=0">' for n, path in enumerate(images))
+                + "</body></html>")
+            dom = render(probe)
+        decoded = set()
+        for tag in re.findall(r"<img\b[^>]*>", dom):
+            number = re.search(r'id="image-(\d+)"', tag)
+            if number and 'data-decoded="1"' in tag:
+                decoded.add(int(number.group(1)))
+        return {path for n, path in enumerate(images) if n not in decoded}
+
+    return failing
 
 
 def is_static(html: str) -> bool:
@@ -174,6 +211,7 @@ class Report:
     external: set[str] = field(default_factory=set)
     pages: int = 0  # pages rendered by `render`
     static_pages: int = 0  # static pages read from disk
+    images_decoded: int = 0  # distinct images a browser decoded (with `load_images`)
 
 
 def _local_target(site: Path, page: Path, url: str) -> tuple[Path, str] | None:
@@ -190,9 +228,11 @@ def _local_target(site: Path, page: Path, url: str) -> tuple[Path, str] | None:
     return target, unquote(parts.fragment)
 
 
-def check_site(site: Path, render: Callable[[Path], str], jobs: int = 1) -> Report:
+def check_site(site: Path, render: Callable[[Path], str], jobs: int = 1,
+               load_images: Callable[[list[Path]], set[Path]] | None = None) -> Report:
     """Renders every page of `site` with `render` (`jobs` at a time) and checks
-    links, anchors, images, assets and code blocks."""
+    links, anchors, images, assets and code blocks; with `load_images` (which
+    returns the images it could not decode), also that every image decodes."""
     site = site.resolve()
     report = Report()
     paths = [path for path in sorted(site.rglob("*.html"))
@@ -221,6 +261,7 @@ def check_site(site: Path, render: Callable[[Path], str], jobs: int = 1) -> Repo
                 pages[path] = loaded
     report.pages = len(pages) - report.static_pages
 
+    shown: dict[Path, list[str]] = {}  # image -> "page: image 'src'" of each use
     for path, page in pages.items():
         rel = path.relative_to(site)
         for url in page.links:
@@ -250,6 +291,8 @@ def check_site(site: Path, render: Callable[[Path], str], jobs: int = 1) -> Repo
             why = image_problem(local[0])
             if why:
                 report.problems.append(f"{rel}: image {src!r} is {why}")
+            else:
+                shown.setdefault(local[0], []).append(f"{rel}: image {src!r}")
         for src in page.assets:
             local = _local_target(site, path, src)
             if local is None:
@@ -259,6 +302,11 @@ def check_site(site: Path, render: Callable[[Path], str], jobs: int = 1) -> Repo
         for number, text in enumerate(page.code_blocks, start=1):
             if not text.strip():
                 report.problems.append(f"{rel}: code block {number} is empty")
+    if load_images is not None:
+        failed = load_images(sorted(shown))
+        report.images_decoded = len(shown) - len(failed)
+        for image in sorted(failed):
+            report.problems += [f"{use} does not load in Chromium" for use in shown[image]]
     return report
 
 
@@ -271,7 +319,8 @@ def main(argv: list[str]) -> int:
     if binary is None:
         print("docs-check: Chromium not found; install Debian's `chromium` package or set $CHROMIUM")
         return 1
-    report = check_site(site, chromium_renderer(binary), jobs=min(4, os.cpu_count() or 1))
+    report = check_site(site, chromium_renderer(binary), jobs=min(4, os.cpu_count() or 1),
+                        load_images=chromium_image_loader(binary))
     if report.external:
         print(f"external links (listed, not followed): {len(report.external)}")
         for url in sorted(report.external):
@@ -279,6 +328,8 @@ def main(argv: list[str]) -> int:
     pages = f"{report.pages} pages rendered by Chromium"
     if report.static_pages:
         pages += f" and {report.static_pages} static pages read from disk"
+    decoded = report.images_decoded
+    pages += f", {decoded} image{'' if decoded == 1 else 's'} decoded"
     if report.problems:
         print(f"docs-check: {len(report.problems)} problem(s) in {pages}:")
         for problem in report.problems:
