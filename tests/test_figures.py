@@ -47,6 +47,19 @@ def test_every_figure_is_committed_and_shown_by_a_chapter():
             "a figure's name starts with its chapter's (docs/README.md)"
 
 
+@pytest.mark.parametrize("name, draw", [
+    ("overview-libraries", lambda: figure_layers.render(REPO)),
+    ("streams-operator-call", lambda: figure_sequences.render_operator_call(REPO)),
+    ("distributed-data-path", lambda: figure_sequences.render_distributed(REPO)),
+])
+def test_figures_drawn_from_the_code_are_up_to_date(name, draw):
+    """The figures read from the code are what the code gives now: a folder,
+    a link or an #include added without redrawing fails here."""
+    assert (IMG / f"{name}.svg").read_text() == draw(), (
+        f"docs/chapters/img/{name}.svg is not what the code gives: run `make figures` "
+        f"(or python tools/figures.py {name}) and commit the picture")
+
+
 def test_cli_refuses_an_unknown_figure_and_writes_into_out(tmp_path, capsys):
     with pytest.raises(SystemExit):
         figures.main(["no-such-figure"])
