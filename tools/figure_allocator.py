@@ -55,7 +55,7 @@ x = named("x", torch.empty(1 << 20, device=device))
 buf = named("buf", torch.empty(3 << 19, device=device))
 side.wait_stream(main)
 with torch.accinte.stream(side):
-    torch.accinte._sleep(300)  # the side stream is still busy at the snapshot
+    torch.accinte._sleep(1000)  # the side stream is still busy at the snapshot
     buf.add_(1)
     s = named("s", torch.empty(1 << 19, device=device))
 buf.record_stream(side)
