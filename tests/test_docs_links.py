@@ -34,11 +34,24 @@ def test_literals_that_name_files_and_folders():
     assert r.resolve("csrc/runtime/") == repo.Target("csrc/runtime", True)
     assert r.resolve("csrc/runtime") == repo.Target("csrc/runtime", True)
     assert r.resolve("Makefile") == repo.Target("Makefile", False)
-    # A bare name: only a root file whose name no other file has; never a folder.
+    # The end of a path counts when one file or folder ends so; a bare name
+    # only for a file with a dot in its name.
+    assert r.resolve("runtime/AccInteStream.cpp").path == "csrc/runtime/AccInteStream.cpp"
+    assert r.resolve("sz.py:3") == repo.Target("tools/sz.py", False, 3)
+    assert r.resolve("runtime/") == repo.Target("csrc/runtime", True)
     assert r.resolve("README.md") is None and r.resolve("csrc") is None
+    assert r.resolve("runtime") is None
     for not_a_path in ("torch.accinte.Stream()", "csrc/*.cpp", "csrc/runtime/<name>.h",
                        "$ACCINTE_LIBRARY", "torch/library.h", "a b"):
         assert r.resolve(not_a_path) is None, not_a_path
+
+
+def test_a_pytest_node_id_points_at_the_test(tmp_path):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_x.py").write_text("import os\n\n\ndef test_y():\n    pass\n")
+    r = repo.scan(tmp_path)
+    assert r.resolve("tests/test_x.py::test_y") == repo.Target("tests/test_x.py", False, 4)
+    assert r.resolve("tests/test_x.py::test_gone") == repo.Target("tests/test_x.py", False)
 
 
 def test_paths_into_the_repository_that_name_nothing():

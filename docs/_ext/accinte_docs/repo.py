@@ -19,8 +19,10 @@ SKIP_NAMES = {".git", ".venv", "venv", "build", "build-asan", "_build", "__pycac
               ".pytest_cache", "node_modules"}
 SKIP_SUFFIXES = {".so", ".pyc", ".whl"}
 
-# `path`, `path:12`, `path:12-30`, `path:12,40`: a line suffix points at its first line.
-_WITH_LINE = re.compile(r"^(?P<path>[^\s:]+?)(?::(?P<line>\d+)(?:[-,]\d+)*)?$")
+# `path`, `path:12`, `path:12-30`, `path:12,40`: a line suffix points at its first line;
+# `tests/test_x.py::test_y` (a pytest node id) at the test's `def`.
+_WITH_LINE = re.compile(r"^(?P<path>[^\s:]+?)(?::(?P<line>\d+)(?:[-,]\d+)*"
+                        r"|::(?P<test>\w+)(?:::\w+)?)?$")
 _BRACES = re.compile(r"\{([^{}]*)\}")
 # Characters that make a literal a pattern or a placeholder, not a path.
 _NOT_A_PATH = re.compile(r"[*?<>|$\[\]]|\.\.\.")
@@ -58,9 +60,10 @@ class Repository:
 
     def resolve(self, text: str) -> Target | None:
         """The file or folder `text` names, or None. Forms: `a/b.cpp`, `a/b/`,
-        `a/b.cpp:12`, `a/B.{h,cpp}` (the first alternative that exists). A name
-        without a slash counts only for a file at the root whose name no other
-        file has (`Makefile`, `pyproject.toml`), never for a folder."""
+        `a/b.cpp:12`, `a/B.{h,cpp}` (the first alternative that exists). The
+        end of a path (`native/Copy.cpp`, `stream.cpp`, `emulation/fallback/`)
+        counts when exactly one file or folder ends so; a name without a slash
+        only for a file, and only one with a dot or at the root (`Makefile`)."""
         match = _WITH_LINE.match(text.strip())
         if match is None or _NOT_A_PATH.search(match["path"]):
             return None
@@ -69,15 +72,39 @@ class Repository:
             path = candidate.rstrip("/")
             if path.startswith("./"):
                 path = path[2:]
-            if "/" not in candidate:
-                if path in self.files and self._basenames[path] == 1:
-                    return Target(path, False, line)
-                continue
-            if path in self.files:
-                return Target(path, False, line)
-            if path in self.dirs and line is None:
-                return Target(path, True)
+            found = self._find(path, bare="/" not in candidate, line=line)
+            if found is not None and match["test"]:
+                return Target(found.path, False, self._line_of_test(found.path, match["test"]))
+            if found is not None:
+                return found
         return None
+
+    def _line_of_test(self, path: str, name: str) -> int | None:
+        try:
+            lines = (self.root / path).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            return None
+        definition = re.compile(rf"^\s*(?:async\s+)?def {re.escape(name)}\(")
+        return next((n for n, text in enumerate(lines, 1) if definition.match(text)), None)
+
+    def _find(self, path: str, bare: bool, line: int | None) -> Target | None:
+        if path in self.files and (not bare or self._basenames[path] == 1):
+            return Target(path, False, line)
+        if not bare and path in self.dirs and line is None:
+            return Target(path, True)
+        if not path or (bare and "." not in path):
+            return None
+        files = self._ending(path, self.files)
+        if len(files) == 1:
+            return Target(files[0], False, line)
+        if bare or files or line is not None:
+            return None
+        dirs = self._ending(path, self.dirs)
+        return Target(dirs[0], True) if len(dirs) == 1 else None
+
+    @staticmethod
+    def _ending(tail: str, paths: frozenset[str]) -> list[str]:
+        return [path for path in paths if path == tail or path.endswith("/" + tail)]
 
     def looks_like_a_missing_path(self, text: str) -> bool:
         """Whether `text` reads as a path into one of the repository's top-level
