@@ -78,6 +78,7 @@ def test_device_of():
         assert torch.accinte.current_device() == 0
 
 
+@pytest.mark.filterwarnings("ignore:.*quantized tensor creation functions")
 def test_device_properties_and_capability():
     props = torch.accinte.get_device_properties(0)
     assert props.name == torch.accinte.get_device_name(0) == "AccInte Emulated Device"
@@ -85,7 +86,12 @@ def test_device_properties_and_capability():
     assert torch.accinte.get_device_capability(1) == (props.major, props.minor)
     dtypes = torch.accelerator.get_device_capability("accinte:0")["supported_dtypes"]
     assert torch.float32 in dtypes and torch.bfloat16 in dtypes
-    assert torch.qint8 not in dtypes  # no quantized kernels are registered
+    # Quantized tensors live on accinte too (tests/test_quantized.py).
+    for quantized in (torch.qint8, torch.quint8, torch.qint32, torch.quint4x2, torch.quint2x4):
+        assert quantized in dtypes
+        x = torch.rand(8)
+        q = torch.quantize_per_tensor(x.to("accinte:0"), 0.1, 0, quantized)
+        assert torch.equal(q.int_repr().cpu(), torch.quantize_per_tensor(x, 0.1, 0, quantized).int_repr())
 
 
 def test_device_memory_from_environment(run_python):

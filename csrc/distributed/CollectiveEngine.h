@@ -46,10 +46,10 @@ using EngineOp = c10::intrusive_ptr<c10d::Work>;
 /// Moves the data of collectives over host-addressable tensors. Every method
 /// is called by the thread running the communication stream's work (its
 /// worker, or a host thread that waits for the stream and runs the queue
-/// itself), one at a time per group, in the same order on every rank of the group;
-/// tensors are dense,
-/// contiguous CPU tensors (aliases of device memory, or host temporaries the
-/// engine must keep alive until its handle completes). Options are c10d's;
+/// itself), one at a time per group, in the same order on every rank of the
+/// group; tensors are dense, contiguous CPU tensors (aliases of device
+/// memory, or host temporaries the engine must keep alive until its handle
+/// completes). Options are c10d's;
 /// reductions are never PREMUL_SUM (Note [accl PREMUL_SUM]). A method may
 /// throw instead of returning a handle, or return nullptr if the operation
 /// has already finished.

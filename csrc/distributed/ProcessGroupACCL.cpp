@@ -1,5 +1,6 @@
 #include <csrc/distributed/ProcessGroupACCL.h>
 
+#include <csrc/distributed/Agreement.h>
 #include <csrc/emulation/CpuKernel.h>
 #include <csrc/runtime/AccInteGraphsUtils.h>
 #include <csrc/runtime/AccInteHostWait.h>
@@ -22,6 +23,7 @@ using c10::accinte::AccInteStream;
 struct ProcessGroupACCL::Shared {
   std::unique_ptr<CollectiveEngine> engine;
   int rank = 0;
+  int size = 1;
   std::atomic<bool> aborted{false};
   std::atomic<bool> shut_down{false};
   CollectiveStatus broken; // the first failed collective (Note [accl errors])
@@ -53,6 +55,7 @@ ProcessGroupACCL::ProcessGroupACCL(int rank, int size, std::unique_ptr<Collectiv
   TORCH_CHECK(engine != nullptr, "accl: ProcessGroupACCL needs a collective engine");
   shared_->engine = std::move(engine);
   shared_->rank = rank;
+  shared_->size = size;
   init();
 }
 
@@ -166,9 +169,10 @@ c10::DeviceIndex ProcessGroupACCL::check_call(const char* name,
 class ProcessGroupACCL::CollectiveKernel {
  public:
   CollectiveKernel(std::shared_ptr<Shared> shared, std::vector<Launch> launches,
-                   std::shared_ptr<CollectiveStatus> status, const char* name, OpType type)
+                   std::shared_ptr<CollectiveStatus> status, const char* name, OpType type,
+                   std::optional<Fingerprint> fingerprint)
       : shared_(std::move(shared)), launches_(std::move(launches)), status_(std::move(status)),
-        name_(name), any_source_(type == OpType::RECVANYSOURCE) {}
+        name_(name), any_source_(type == OpType::RECVANYSOURCE), fingerprint_(fingerprint) {}
 
   // On the communication stream's worker: fails the stream (and the group)
   // with a message that names the collective, the rank and the engine.
@@ -198,6 +202,9 @@ class ProcessGroupACCL::CollectiveKernel {
   // after a failure (the engine may use the aliases until then); rethrows the
   // first failure.
   void run() {
+    if (fingerprint_ && shared_->size > 1) { // Note [accl ranks agree before they move data]
+      check_agreement(*shared_->engine, shared_->size, *fingerprint_);
+    }
     std::vector<EngineOp> started;
     started.reserve(launches_.size());
     std::exception_ptr first_error;
@@ -236,6 +243,7 @@ class ProcessGroupACCL::CollectiveKernel {
   std::shared_ptr<CollectiveStatus> status_;
   const char* name_; // an operation's name, a string literal
   bool any_source_;
+  std::optional<Fingerprint> fingerprint_;
 };
 // LITERALINCLUDE END: ACCL COLLECTIVE KERNEL
 
@@ -272,7 +280,10 @@ c10::intrusive_ptr<Work> ProcessGroupACCL::enqueue(OpType type, const char* name
   // A CPU kernel: PREMUL_SUM scales with CPU operators, and a shm reduction
   // runs on the CPU (launch_cpu_kernel: Note [accinte one kernel scope]).
   at::native::accinte::launch_cpu_kernel(
-      comm, CollectiveKernel(shared_, std::move(launches), status, name, type), name);
+      comm,
+      CollectiveKernel(shared_, std::move(launches), status, name, type,
+                       fingerprint_of(type, tensors)),
+      name);
 
   auto end = std::make_shared<AccInteEvent>();
   end->record(comm);

@@ -40,14 +40,10 @@ DeviceIndex AccInteGuardImpl::deviceCount() const noexcept {
 
 DeviceCapability AccInteGuardImpl::getDeviceCapability(Device d) const {
   check_device_index(d.index());
-  // Kernels run on the host CPU, which computes every dtype PyTorch has,
-  // except the quantized ones: accinte registers no QuantizedPrivateUse1
-  // kernels, so quantized tensors cannot be created on it.
-  DeviceCapability capability;
-  auto& types = capability.capability_data.supported_scalar_types;
-  types.has_QInt8 = types.has_QUInt8 = types.has_QInt32 = 0;
-  types.has_QUInt4x2 = types.has_QUInt2x4 = 0;
-  return capability;
+  // Every dtype PyTorch has: the kernels are the host CPU's, and the
+  // quantized ones run through the layout fallback (Note [accinte quantized
+  // tensors]). A device reports here what its kernels take.
+  return DeviceCapability();
 }
 
 void AccInteGuardImpl::synchronizeDevice(DeviceIndex device_index) const {

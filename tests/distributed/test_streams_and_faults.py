@@ -346,3 +346,47 @@ def test_ddp_times_accinte_without_warning():
         assert not [m for m in messages if "Time stats" in m], messages
         assert timings.get("avg_backward_compute_time", 0) > 0, timings
         assert timings.get("avg_backward_comm_time", 0) > 0, timings
+
+
+# ---- ranks that disagree ----------------------------------------------------------------
+
+
+def _disagree(rank, case):
+    harness.init("accl")
+    dev = harness.device()
+    calls = {
+        "size": lambda: dist.all_reduce(torch.ones(1024 * (rank + 1), device=dev)),
+        "dtype": lambda: dist.all_reduce(
+            torch.ones(64, device=dev, dtype=torch.float32 if rank == 0 else torch.float64)),
+        "collective": lambda: (dist.all_reduce(torch.ones(64, device=dev)) if rank == 0
+                               else dist.broadcast(torch.ones(64, device=dev), src=0)),
+    }
+    calls[case]()
+    try:
+        torch.accinte.synchronize()
+        return "accepted"
+    except RuntimeError as error:
+        message = str(error)
+    try:
+        dist.all_reduce(torch.ones(4, device=dev))
+        after = "usable"
+    except RuntimeError as error:
+        after = str(error)
+    return message, after
+
+
+@pytest.mark.parametrize("engine", ["shm", "gloo"])
+@pytest.mark.parametrize("case", ["size", "dtype", "collective"])
+def test_ranks_that_disagree_fail_the_collective_on_every_rank(case, engine):
+    # Note [accl ranks agree before they move data]: no rank accepts.
+    results = harness.run(_disagree, case, env={"ACCL_ENGINE": engine}, fresh=True)
+    for rank, result in enumerate(results):
+        assert result != "accepted", f"rank {rank} accepted a collective the others refused"
+        message, after = result
+        assert "did not call the same collective" in message, message
+        assert "rank 0: " in message and "rank 1: " in message, message
+        assert "broke" in after, after
+    if case == "size":
+        assert "1024 elements" in results[0][0] and "2048 elements" in results[0][0]
+    if case == "dtype":
+        assert "Float" in results[0][0] and "Double" in results[0][0]
