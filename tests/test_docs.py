@@ -4,6 +4,7 @@ errors. `make docs` builds the same site into docs/_build/html."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -228,3 +229,49 @@ def test_readme_is_a_front_page():
     assert (REPO / "LICENSE").read_text().startswith("BSD 3-Clause License")
     usage = (REPO / "examples" / "usage.py").read_text().split("\n", 1)[1]
     assert f"```python\n{usage}```" in readme, "README's usage example differs from examples/usage.py"
+
+
+def overview_tree() -> list[str]:
+    """The paths of the file tree in docs/chapters/overview.md, from the root
+    (entries that list several files are split at the commas)."""
+    text = (REPO / "docs" / "chapters" / "overview.md").read_text()
+    block = text.split("### The file tree", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    paths, stack = [], []
+    for line in block.splitlines()[1:]:
+        match = re.match(r"^([│ ]*)[├└]── ([^\s,]+(?:, [^\s,]+)*)", line)
+        if match is None:
+            continue
+        depth = len(match.group(1)) // 4
+        del stack[depth:]
+        names = match.group(2).split(", ")
+        for name in names:
+            paths.append("/".join(stack + [name]).rstrip("/"))
+        stack.append(names[-1].rstrip("/"))
+    return paths
+
+
+TREE_DEPTHS = (("csrc", 2), ("torch_accinte", 2), ("tests", 1), ("third_party/accinte", 1))
+
+
+def test_overview_file_tree_matches_the_repository():
+    listed = overview_tree()
+    missing = [path for path in listed if not (REPO / path).exists()]
+    assert not missing, f"overview.md's tree names what does not exist: {missing}"
+    # Every folder down to the depth the tree shows, under the trees it details.
+    folders = [top for top, _ in TREE_DEPTHS]
+    for top, depth in TREE_DEPTHS:
+        for level in range(1, depth + 1):
+            folders += [path.relative_to(REPO).as_posix()
+                        for path in (REPO / top).glob("/".join(["*"] * level))
+                        if path.is_dir() and not {"__pycache__", "lib"} & set(path.parts)]
+    unlisted = sorted({f for f in folders if f not in listed
+                       and not any(entry.startswith(f + "/") for entry in listed)})
+    assert not unlisted, f"folders missing from overview.md's tree: {unlisted}"
+
+
+def test_overview_names_every_binding_file():
+    text = (REPO / "docs" / "chapters" / "overview.md").read_text()
+    paragraph = text.split("`libtorch_bindings.so` (`torch_accinte/csrc/`)", 1)[1].split("\n\n")[0]
+    named = set(re.findall(r"`(\w+\.cpp)`", paragraph))
+    present = {path.name for path in (REPO / "torch_accinte" / "csrc").glob("*.cpp")}
+    assert named == present, f"named {sorted(named - present)}, missing {sorted(present - named)}"
