@@ -77,11 +77,12 @@ def test_a_note_is_defined_by_a_line_of_its_own_followed_by_comment(tmp_path):
          * A C comment.
          */
         """))
-    (tmp_path / "b.py").write_text("# Note [accinte python's]\n# Its text.\n")
+    (tmp_path / "b.py").write_text("# Note [accinte python's]\n# Its text.\n\n\n"
+                                   'def f():\n    """Note [accinte docstring]\n\n    Text.\n    """\n')
     found = notes.find_notes(repo.scan(tmp_path))
     assert {title: (n.path, n.line) for title, n in found.items()} == {
         "accinte block": ("a.cpp", 7), "accinte first": ("a.cpp", 1),
-        "accinte python's": ("b.py", 1)}
+        "accinte python's": ("b.py", 1), "accinte docstring": ("b.py", 6)}
     assert found["accinte python's"].anchor == "note-accinte-python-s"
     assert notes.normalize("accinte\n  python\u2019s") == "accinte python's"
 

@@ -268,8 +268,8 @@ def _tag_compile_caches() -> None:
     hash of torch_accinte/_inductor/*.py joins torch.compiler.config.cache_key_tag
     (after a tag the user set with TORCH_COMPILE_CACHE_KEY_TAG) here, at import:
     Inductor reads the tag before it discovers the backend, so a tag set at
-    registration would miss the first compile's AOTAutograd key. Reading six
-    small files costs microseconds; torch.compiler.config is part of
+    registration would miss the first compile's AOTAutograd key. Reading a
+    few small files costs microseconds; torch.compiler.config is part of
     `import torch`, Dynamo and Inductor are not imported.
     """
     digest = hashlib.sha256()

@@ -2,8 +2,9 @@
 at build time, so the index page and the links to it cannot drift.
 
 A Note is defined, as in PyTorch, by a comment line holding nothing but
-`Note [Title]` followed by more comment (usually an underline of `~`). The
-same words on a line followed by code are a citation, not a definition."""
+`Note [Title]` followed by more comment (usually an underline of `~`), or in
+Python by a docstring that opens with it. The same words on a line followed by
+code are a citation, not a definition."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ SOURCE_SUFFIXES = {".c", ".cc", ".cpp", ".h", ".hpp", ".py", ".cmake", ".sh", ".
 _DEFINITION = re.compile(r"^\s*(?://+|#|/\*+|\*)\s*Note \[([^\]]+)\]\s*:?\s*$")
 _COMMENT = re.compile(r"^\s*(?://|#|\*|/\*)")
 _UNDERLINE = re.compile(r"^\s*(?://+|#|\*)\s*[~=\-]{3,}\s*$")
+_DOCSTRING = re.compile(r'^\s*[rR]?"""Note \[([^\]]+)\]\s*$')
 # A citation in prose: the words may run across a line break.
 MENTION = re.compile(r"Note\s+\[([^\]]+)\]")
 
@@ -55,11 +57,14 @@ def find_notes(repo: Repository) -> dict[str, Note]:
         except (OSError, UnicodeDecodeError):
             continue
         for number, text in enumerate(lines, start=1):
-            match = _DEFINITION.match(text)
-            if match is None or number >= len(lines) or not _COMMENT.match(lines[number]):
-                continue
+            match = _DOCSTRING.match(text) if suffix == ".py" else None
+            underlined = match is not None  # a docstring is as explicit as an underline
+            if match is None:
+                match = _DEFINITION.match(text)
+                if match is None or number >= len(lines) or not _COMMENT.match(lines[number]):
+                    continue
+                underlined = bool(_UNDERLINE.match(lines[number]))
             title = normalize(match.group(1))
-            underlined = bool(_UNDERLINE.match(lines[number]))
             known = found.get(title)
             if known is None or (underlined and not known[0]):
                 found[title] = (underlined, Note(title, path, number))
