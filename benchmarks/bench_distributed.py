@@ -6,7 +6,9 @@ ratios measured interleaved in one run.
   Gloo's bandwidth). Both ranks share this host, so accl moves the bytes with
   its shm engine (shared memory, csrc/distributed/ShmEngine.h); the "on gloo"
   column is accl with ACCL_ENGINE=gloo, Gloo's own algorithm on the device
-  memory with no copies, against Gloo on the CPU;
+  memory with no copies, against Gloo on the CPU; the "check" column is
+  accl's time over its time in a group made with ACCL_AGREEMENT_CHECK=0, what
+  the ranks' agreement check costs (csrc/distributed/Agreement.h);
 - a DDP training step (an MLP, 64 samples per rank): DDP on accinte over accl
   against DDP on the CPU over Gloo (target: <= 1.10x the time).
 
@@ -76,39 +78,44 @@ def interleaved(fns: dict, inner: int, repeats: int) -> dict:
     return {name: statistics.median(s) for name, s in samples.items()}
 
 
-def accl_group_on_gloo():
-    """A second accl group whose engine is Gloo (ACCL_ENGINE=gloo while it is made)."""
-    saved = os.environ.get("ACCL_ENGINE")
-    os.environ["ACCL_ENGINE"] = "gloo"
+def accl_group_with(name: str, value: str):
+    """Another accl group, made while the environment variable `name` is `value`
+    (ACCL_ENGINE=gloo, ACCL_AGREEMENT_CHECK=0: read when a group is made)."""
+    saved = os.environ.get(name)
+    os.environ[name] = value
     try:
         return dist.new_group(backend="accl")
     finally:
         if saved is None:
-            del os.environ["ACCL_ENGINE"]
+            del os.environ[name]
         else:
-            os.environ["ACCL_ENGINE"] = saved
+            os.environ[name] = saved
 
 
 def all_reduce_rows(accinte: torch.device, sizes: list[int], repeats: int):
-    """(bytes, Gloo's, accl's, accl-on-Gloo's and the control Gloo group's bus bandwidth)
-    per size."""
+    """(bytes, Gloo's, accl's, accl-on-Gloo's, unchecked accl's and the control Gloo
+    group's bus bandwidth) per size."""
     cpu = torch.device("cpu")
     control = dist.new_group(backend="gloo")  # a second Gloo group: the noise floor
-    on_gloo = accl_group_on_gloo()
+    on_gloo = accl_group_with("ACCL_ENGINE", "gloo")
+    unchecked = accl_group_with("ACCL_AGREEMENT_CHECK", "0")
     for nbytes in sizes:
         t = {name: torch.zeros(nbytes // 4, device=d)
              for name, d in (("gloo", cpu), ("accl", accinte), ("on_gloo", accinte),
-                             ("control", cpu))}
+                             ("unchecked", accinte), ("control", cpu))}
         fns = {"gloo": (cpu, lambda: dist.all_reduce(t["gloo"])),
                "accl": (accinte, lambda: dist.all_reduce(t["accl"])),
                "on_gloo": (accinte, lambda: dist.all_reduce(t["on_gloo"], group=on_gloo)),
+               "unchecked": (accinte,
+                             lambda: dist.all_reduce(t["unchecked"], group=unchecked)),
                "control": (cpu, lambda: dist.all_reduce(t["control"], group=control))}
         inner = max(2, min(100, 4 * MiB // nbytes))
         seconds = interleaved(fns, inner, repeats)
         # Bus bandwidth as nccl-tests define it: all_reduce moves 2(n-1)/n of
         # the buffer through each rank's link.
         bus = {k: nbytes * 2 * (WORLD_SIZE - 1) / WORLD_SIZE / s for k, s in seconds.items()}
-        yield nbytes, bus["gloo"], bus["accl"], bus["on_gloo"], bus["control"]
+        yield (nbytes, bus["gloo"], bus["accl"], bus["on_gloo"], bus["unchecked"],
+               bus["control"])
 
 
 def ddp_step(device: torch.device, rank: int):
@@ -143,14 +150,17 @@ def run(rank: int, init_method: str, quick: bool, repeats: int) -> None:
     engine = dist.group.WORLD._get_backend(accinte).engine
     show(f"all_reduce, float32, {WORLD_SIZE} processes: bus bandwidth (GB/s)")
     show(f"{'size':>10} {'gloo cpu':>10} {'accl':>10} {'ratio':>7} {'on gloo':>8} "
-         f"{'control':>8} {'target':>7}")
-    for nbytes, gloo, accl, on_gloo, control in all_reduce_rows(
+         f"{'check':>7} {'control':>8} {'target':>7}")
+    for nbytes, gloo, accl, on_gloo, unchecked, control in all_reduce_rows(
             accinte, QUICK_SIZES if quick else SIZES, repeats):
         ratio = accl / gloo
         mark = "" if ratio >= 0.95 else "  (under target)"
         show(f"{size_name(nbytes):>10} {gloo / 1e9:10.3f} {accl / 1e9:10.3f} {ratio:6.2f}x "
-             f"{on_gloo / gloo:7.2f}x {control / gloo:7.2f}x {0.95:6.2f}x{mark}")
+             f"{on_gloo / gloo:7.2f}x {unchecked / accl:6.2f}x {control / gloo:7.2f}x "
+             f"{0.95:6.2f}x{mark}")
     show(f"(accl: its {engine!r} engine; on gloo: accl with ACCL_ENGINE=gloo / Gloo on the CPU; "
+         "check: accl's time / accl's with ACCL_AGREEMENT_CHECK=0, what the ranks' agreement "
+         "check costs; "
          "control: a second Gloo group on CPU tensors / the first, the noise floor of each row)")
 
     steps = {d.type: (d, ddp_step(d, rank)) for d in (torch.device("cpu"), accinte)}

@@ -12,7 +12,9 @@
 // every rank reaches the same verdict, and on a mismatch every rank fails the
 // collective with a message naming each rank's call (the group then breaks,
 // Note [accl errors]). NCCL does not check; PyTorch's ProcessGroupWrapper
-// checks only under TORCH_DISTRIBUTED_DEBUG=DETAIL, through the store.
+// checks only under TORCH_DISTRIBUTED_DEBUG=DETAIL, through the store. A
+// group made with ACCL_AGREEMENT_CHECK=0 skips the check, as NCCL does, for
+// programs that measured its cost (one small allgather per collective).
 //
 // Point-to-point operations involve two ranks and are not checked (a
 // group-wide exchange would wait for ranks that are not taking part), nor are

@@ -12,6 +12,7 @@
 #include <c10/util/Exception.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <exception>
 #include <string>
 
@@ -24,6 +25,7 @@ struct ProcessGroupACCL::Shared {
   std::unique_ptr<CollectiveEngine> engine;
   int rank = 0;
   int size = 1;
+  bool check_agreement = true; // ACCL_AGREEMENT_CHECK=0 at creation turns it off
   std::atomic<bool> aborted{false};
   std::atomic<bool> shut_down{false};
   CollectiveStatus broken; // the first failed collective (Note [accl errors])
@@ -56,6 +58,8 @@ ProcessGroupACCL::ProcessGroupACCL(int rank, int size, std::unique_ptr<Collectiv
   shared_->engine = std::move(engine);
   shared_->rank = rank;
   shared_->size = size;
+  const char* check = std::getenv("ACCL_AGREEMENT_CHECK");
+  shared_->check_agreement = check == nullptr || std::string(check) != "0";
   init();
 }
 
@@ -202,7 +206,8 @@ class ProcessGroupACCL::CollectiveKernel {
   // after a failure (the engine may use the aliases until then); rethrows the
   // first failure.
   void run() {
-    if (fingerprint_ && shared_->size > 1) { // Note [accl ranks agree before they move data]
+    // Note [accl ranks agree before they move data]
+    if (fingerprint_ && shared_->size > 1 && shared_->check_agreement) {
       check_agreement(*shared_->engine, shared_->size, *fingerprint_);
     }
     std::vector<EngineOp> started;
