@@ -1,7 +1,7 @@
 """tools/run_pytorch_tests.py on the small PyTorch-style test files of
 tests/pytorch_tests_fixture/: a device-generic file whose tests pass, fail only
-on the device, fail everywhere, abort the process on the device, are skipped
-or expected to fail through the disabled-tests file; a file that outlasts its
+on the device, fail everywhere, abort the process on the device, leave an
+asynchronous error pending, are skipped or expected to fail through the disabled-tests file; a file that outlasts its
 budget; a file whose collection fails. One run of the runner over the three
 (module fixture), then its table, JUnit XML, crash handling and baseline diff;
 the parts that need no child process (typed reasons, twins, rounding) directly.
@@ -63,10 +63,11 @@ def test_table_has_a_row_per_file_with_the_pairs_counted(run):
     header = rows["file"]
     row = dict(zip(header, rows[GENERIC]))
     # Paired: test_add (2 dtypes), test_sum, test_fails_on_device, test_crashes_on_device,
-    # test_fails_everywhere; three documented; the skipped and device-only ones unpaired.
-    assert row == {**row, "paired": "6", "device-only failures": "2", "CPU-only failures": "0",
+    # test_leaves_an_error_pending, test_fails_everywhere; three documented; the skipped
+    # and device-only ones unpaired.
+    assert row == {**row, "paired": "7", "device-only failures": "3", "CPU-only failures": "0",
                    "both fail": "1", "documented": "3", "crashed": "1",
-                   "agreement": "66.66%", "status": "ok"}
+                   "agreement": "57.14%", "status": "ok"}
     assert rows["test_tiny_slow.py"][header.index("status")].startswith("out of time")
     broken = rows["test_tiny_broken.py"][header.index("status")]
     assert broken.startswith("collection error: ImportError") and "no_such_helper" in broken
@@ -81,13 +82,25 @@ def test_disagreements_and_removable_entries_are_listed(run):
     assert "test_fails_everywhere" not in out  # fails on both: the pair agrees
 
 
+def test_an_error_left_pending_fails_the_test_that_left_it(run):
+    _, out = run
+    results = {r["file"]: r for r in json.loads((out / "results.json").read_text())}
+    failures = {d["test_id"]: d["message"] for d in results[GENERIC]["device_only"]}
+    message = failures[DEVICE + "test_leaves_an_error_pending_accinte"]
+    assert message.startswith("RuntimeError: the device reported an error at the synchronize "
+                              "after the test") and "aten::gather" in message
+    assert sorted(failures) == [DEVICE + "test_crashes_on_device_accinte",
+                                DEVICE + "test_fails_on_device_accinte",
+                                DEVICE + "test_leaves_an_error_pending_accinte"]
+
+
 def test_a_crash_is_reported_and_the_rest_of_the_file_runs(run):
     _, out = run
     suites = {s.get("name"): s for s in ET.parse(out / "junit.xml").getroot()}
     cases = {f"{c.get('classname').split('.')[-1]}::{c.get('name')}": c
              for c in suites["test_tiny_device_generic"]}
     # Every test of both classes has a result: the file was rerun past the crash.
-    assert len(cases) == 22, sorted(cases)
+    assert len(cases) == 24, sorted(cases)
     crash = cases[DEVICE + "test_crashes_on_device_accinte"].find("error")
     assert crash.get("type") == "crash" and "SIGABRT" in crash.get("message")
     assert cases["TestTinyCPU::test_crashes_on_device_cpu"].find("error") is None
@@ -111,7 +124,7 @@ def test_junit_carries_skips_expected_failures_and_file_errors(run):
         error = {c.get("name"): c for c in suites[name]}["file"].find("error")
         assert words in error.get("message")
     generic = suites["test_tiny_device_generic"]
-    assert (generic.get("tests"), generic.get("errors")) == ("22", "1")
+    assert (generic.get("tests"), generic.get("errors")) == ("24", "1")
 
 
 def test_baseline_diff_and_written_baseline(run):
@@ -122,7 +135,8 @@ def test_baseline_diff_and_written_baseline(run):
     written = json.loads((out / "new-baseline.json").read_text())
     assert written["files"][GENERIC] == {
         "device_only": [DEVICE + "test_crashes_on_device_accinte",
-                        DEVICE + "test_fails_on_device_accinte"], "cpu_only": []}
+                        DEVICE + "test_fails_on_device_accinte",
+                        DEVICE + "test_leaves_an_error_pending_accinte"], "cpu_only": []}
     results = json.loads((out / "results.json").read_text())
     assert [r["file"] for r in results] == [GENERIC, "test_tiny_slow.py", "test_tiny_broken.py"]
 

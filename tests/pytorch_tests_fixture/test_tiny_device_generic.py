@@ -29,6 +29,18 @@ class TestTiny(TestCase):
         if torch.device(device).type != "cpu":
             os.abort()
 
+    def test_leaves_an_error_pending(self, device):
+        # A bad index is data: an asynchronous device may report it at a later
+        # synchronize, as CUDA does (accinte queues every call of a signature but
+        # the first). The runner synchronizes after each device test, so the error
+        # fails this test, not the next one.
+        x = torch.arange(4.0, device=device)
+        torch.gather(x, 0, torch.tensor([0, 1], device=device))
+        try:
+            torch.gather(x, 0, torch.tensor([0, 9], device=device))
+        except RuntimeError:
+            pass  # at the call, as on the CPU
+
     def test_fails_everywhere(self, device):
         raise AssertionError("fails on every device")
 

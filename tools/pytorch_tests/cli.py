@@ -49,7 +49,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="run @onlyCUDA-style tests on the device too "
                         "(PrivateUse1TestBase.bypass_device_restrictions)")
     parser.add_argument("--pytest-arg", dest="pytest_args", action="append", default=[],
-                        metavar="ARG", help="an extra pytest argument, e.g. --pytest-arg=-k=add")
+                        metavar="ARG", help="an extra pytest argument, repeatable: "
+                        "--pytest-arg=-k --pytest-arg=add")
     return parser
 
 

@@ -141,6 +141,22 @@ def pytest_runtest_logstart(nodeid, location):
         _write({"event": "start", "id": test_id})
 
 
+def pytest_runtest_teardown(item, nextitem):
+    """Waits for the backend's work after each of its tests, so that an error a
+    test's kernel reports later (an asynchronous device's data-dependent
+    errors) fails that test rather than the next one to synchronize."""
+    cls = item.cls.__name__ if item.cls is not None else ""
+    device = _State.config.get("device") if _State.config else None
+    if device and cls.endswith((device.upper(), "PRIVATEUSE1")):
+        import torch
+
+        try:
+            getattr(torch, device).synchronize()
+        except Exception as error:
+            raise RuntimeError(f"the device reported an error at the synchronize after the "
+                               f"test: {error}") from error
+
+
 def _outcome(report) -> str:
     if hasattr(report, "wasxfail"):
         return "xpassed" if report.passed else "xfailed"
