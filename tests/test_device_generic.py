@@ -13,6 +13,10 @@ machinery; this file is its worked example.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import torch
 from torch.testing._internal.common_device_type import (
     PrivateUse1TestBase,
@@ -101,3 +105,63 @@ def test_the_backend_classes_were_generated():
     cpu_names = {name for name in dir(globals()["TestDeviceGenericCPU"]) if name.startswith("test_")}
     assert {"test_add_matches_cpu_cpu_float64", "test_samples_match_cpu_matmul_cpu_float32",
             "test_sparse_round_trip_cpu"} <= cpu_names
+
+
+# An upstream-style test file (PyTorch's own test/*.py are written this way)
+# and the launcher the testing chapter gives for running such files on accinte.
+UPSTREAM_STYLE_FILE = '''
+import torch
+from torch.testing._internal.common_device_type import instantiate_device_type_tests, onlyCUDA
+from torch.testing._internal.common_utils import TestCase, run_tests
+
+
+class TestUpstream(TestCase):
+    def test_generic(self, device):
+        self.assertEqual(torch.ones(2, device=device).sum().item(), 2)
+
+    @onlyCUDA
+    def test_written_for_cuda(self, device):
+        self.assertEqual(torch.zeros(3, device=device).device.type, torch.device(device).type)
+
+
+instantiate_device_type_tests(TestUpstream, globals())
+
+if __name__ == "__main__":
+    run_tests()
+'''
+
+LAUNCHER = '''
+# LITERALINCLUDE START: TESTING UPSTREAM LAUNCHER
+# run_upstream.py: python run_upstream.py TEST_FILE [unittest arguments]
+# Runs one of PyTorch's test files with the backend's test base configured first:
+# bypass_device_restrictions is read when a test runs, so it must stay set.
+import runpy
+import sys
+
+from torch.testing._internal.common_device_type import PrivateUse1TestBase
+
+PrivateUse1TestBase.bypass_device_restrictions = True  # @onlyCUDA and the like run too
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+# LITERALINCLUDE END: TESTING UPSTREAM LAUNCHER
+'''
+
+
+def test_upstream_test_files_run_on_accinte_with_the_launcher(tmp_path):
+    """The launcher runs an upstream-style file: PYTORCH_TESTING_DEVICE_ONLY_FOR
+    keeps accinte's classes only, and the @onlyCUDA test runs instead of skipping."""
+    (tmp_path / "test_upstream.py").write_text(UPSTREAM_STYLE_FILE)
+    (tmp_path / "run_upstream.py").write_text(LAUNCHER)
+    env = {**os.environ, "PYTORCH_TESTING_DEVICE_ONLY_FOR": "accinte"}
+
+    def run(*command: str) -> str:
+        result = subprocess.run([sys.executable, *command, "-v"], cwd=tmp_path, env=env,
+                                capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stdout + result.stderr
+        return result.stderr
+
+    plain = run("test_upstream.py")
+    assert "test_generic_accinte" in plain and "_cpu" not in plain  # only accinte's classes
+    assert "test_written_for_cuda_accinte" in plain and "skipped 'Only runs on cuda'" in plain
+    bypassed = run("run_upstream.py", "test_upstream.py")
+    assert "skipped" not in bypassed and "Ran 2 tests" in bypassed
