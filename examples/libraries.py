@@ -1,6 +1,7 @@
 """Libraries on accinte: Lightning's Trainer by accelerator name, and the
-transformers Trainer through accinte's TrainingArguments, each in bfloat16
-mixed precision, each compared with the same training on the CPU.
+transformers Trainer with transformers' own TrainingArguments (accinte is the
+machine's accelerator), each in bfloat16 mixed precision, each compared with
+the same training on the CPU.
 
 Run: python examples/libraries.py
 """
@@ -11,8 +12,6 @@ import lightning as L
 import torch
 import transformers
 from torch import nn
-
-from torch_accinte.integrations.transformers import TrainingArguments
 
 
 class Classifier(L.LightningModule):
@@ -58,10 +57,11 @@ def hf_run(device, out_dir):
     model = transformers.GPT2LMHeadModel(transformers.GPT2Config(
         vocab_size=64, n_positions=16, n_embd=32, n_layer=2, n_head=2,
         resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0))
-    cls = transformers.TrainingArguments if device == "cpu" else TrainingArguments
-    args = cls(output_dir=out_dir, use_cpu=device == "cpu", bf16=True, num_train_epochs=2,
-               per_device_train_batch_size=16, report_to=[], save_strategy="no",
-               logging_strategy="no", disable_tqdm=True, seed=0)
+    # What a CUDA user writes: the accelerator by default, use_cpu=True for the CPU.
+    args = transformers.TrainingArguments(
+        output_dir=out_dir, use_cpu=device == "cpu", bf16=True, num_train_epochs=2,
+        per_device_train_batch_size=16, report_to=[], save_strategy="no", logging_strategy="no",
+        disable_tqdm=True, seed=0)
     result = transformers.Trainer(model=model, args=args, train_dataset=Tokens()).train()
     return next(model.parameters()).device, result.training_loss
 

@@ -6,7 +6,9 @@ importing it ourselves would make every ``import torch`` pay for it. So the
 package asks to be called back instead: a finder at the front of
 ``sys.meta_path`` finds nothing itself, but wraps the loader of the named
 modules so that, once a module has run, the functions registered for it run
-too. A module already imported gets its functions at once.
+too. A module already imported gets its functions at once; so does one in the
+middle of its own import (it imported torch, which loaded accinte), which is in
+``sys.modules`` already: its functions see only the part that has run.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ RESULTS = Path(__file__).resolve().parents[2] / "build" / "ecosystem.json"
 # What a user does to run the library on accinte; the table prints it as is.
 USER_ACTION = {
     "transformers": "`model.to(\"accinte\")`; `pipeline(..., device=\"accinte\")`",
-    "transformers Trainer": "`TrainingArguments` from `torch_accinte.integrations.transformers`",
+    "transformers Trainer": "nothing: transformers' `TrainingArguments()`, `bf16=True` included",
     "lightning": "nothing: `Trainer(accelerator=\"accinte\")`",
     "peft": "`model.to(\"accinte\")`",
     "diffusers": "`model.to(\"accinte\")`",
