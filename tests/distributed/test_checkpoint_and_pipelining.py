@@ -4,7 +4,6 @@ and pipeline parallelism (torch.distributed.pipelining: a GPipe schedule over tw
 ranks), each against the same computation on the CPU."""
 
 import torch
-import torch.distributed as dist
 import torch.nn as nn
 
 from distributed import harness
