@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -111,8 +112,13 @@ def _print_diff(args, summaries) -> list[str]:
     return diff.new
 
 
+def _exit_on_sigterm(signum, frame):
+    raise SystemExit(128 + signum)  # unwinds through execute, which kills the child
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     if not args.test_dir.is_dir():
         print(f"error: {args.test_dir} is not a folder", file=sys.stderr)
         return 2

@@ -142,6 +142,9 @@ def _run_child(options: Options, run: FileRun, work: Path, log, deadline: float)
     except subprocess.TimeoutExpired:
         _kill_group(child)
         status = None
+    except BaseException:  # interrupted: the child (its own session) goes too
+        _kill_group(child)
+        raise
     return status, _read_records(records, run)
 
 

@@ -35,11 +35,33 @@ def _binary_ufuncs_and_refs():
                  if isinstance(op, BinaryUfuncInfo))
 
 
+def _tf32_is_not_fp32():
+    """common_cuda.tf32_is_not_fp32 (removed in 2024): whether matmuls may round
+    float32 inputs to TF32, which only CUDA devices of compute capability 8.0 and
+    later do."""
+    import torch
+
+    def tf32_is_not_fp32():
+        return torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 0)
+
+    return tf32_is_not_fp32
+
+
+def _new_module_tests():
+    """common_nn.new_module_tests (a function call since 2023): the module test
+    definitions get_new_module_tests() returns."""
+    from torch.testing._internal import common_nn
+
+    return common_nn.get_new_module_tests()
+
+
 # module -> {name: factory}: factory() makes the value when the module lacks the name.
 SHIMS = {
     "torch.testing._internal.common_utils": {"skipIfMps": _skip_if_mps},
     "torch.testing._internal.common_methods_invocations": {
         "binary_ufuncs_and_refs": _binary_ufuncs_and_refs},
+    "torch.testing._internal.common_cuda": {"tf32_is_not_fp32": _tf32_is_not_fp32},
+    "torch.testing._internal.common_nn": {"new_module_tests": _new_module_tests},
 }
 added: list[str] = []  # "module.name" of every name added so far
 
