@@ -13,11 +13,17 @@ BUILD_DEPS := $(VENV)/.build-deps-installed
 TEST_DEPS  := $(VENV)/.test-deps-installed
 # Extra pytest arguments, e.g. `make test PYTEST_ARGS="-k stream"`.
 PYTEST_ARGS ?=
+# pytest-xdist workers of `make test` and `make check`; TEST_WORKERS=0 runs the tests
+# in pytest's own process. tests/conftest.py makes the groups a worker takes whole
+# (the tests that must share a process) and orders them, slow files first, an
+# order --no-loadscope-reorder keeps.
+TEST_WORKERS ?= 2
+WORKERS := -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 # Extra sphinx-build arguments, e.g. `make docs SPHINXOPTS=-v`.
 SPHINXOPTS ?=
 DOCS_HTML := docs/_build/html
 
-.PHONY: all build demo test docs docs-check figures sanitize ecosystem-table clean distclean
+.PHONY: all build demo test check docs docs-check figures sanitize ecosystem-table clean distclean
 
 all: build
 
@@ -56,7 +62,13 @@ demo: build
 # the marker check (tools/check_doc_markers.py); tests/test_size.py runs the
 # size guard (tools/sz.py) and tests/test_style.py the Python lint (ruff).
 test: build $(TEST_DEPS)
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(WORKERS) $(PYTEST_ARGS)
+
+# The quick tier, before each commit: every test but the slow files (SLOW in
+# tests/conftest.py), the size guard, ruff and the documentation checks among
+# them. `make test` runs everything.
+check: build $(TEST_DEPS)
+	$(PY) -m pytest $(WORKERS) -m "not slow" $(PYTEST_ARGS)
 
 # AddressSanitizer + UndefinedBehaviorSanitizer: an instrumented copy of the
 # libraries in build-asan/ and pytest under it (tools/sanitize.sh). Slow, so not

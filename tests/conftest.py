@@ -3,16 +3,59 @@
 Tests that need a fresh process (environment variables read once at start-up,
 fork, faults) use `run_python`, which runs a script in a child interpreter and
 returns the CompletedProcess.
+
+`make test` runs the suite on pytest-xdist workers (`-n 2 --dist loadgroup`): the
+groups below decide which tests share a worker process, and in what order the
+workers take them; a few tests run alone. `make check` leaves out the files
+marked `slow`.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
+
+
+# LITERALINCLUDE START: TESTING WORKER GROUPS
+# The files that take a minute or more on two cores, longest first (seconds in one
+# process, November 2026; benchmarks/README.md, "Build and test times"). `make test`'s
+# workers take them first, so that none starts near the end; `make check` leaves them out.
+SLOW = [
+    "tests/test_new_backend.py",  # builds a starter backend: a venv, torch, CMake
+    "tests/conformance/test_opinfo.py",  # 272
+    "tests/test_compile.py",  # 140: Inductor and g++, also in child interpreters
+    "tests/conformance/test_fidelity_checks.py",  # 117
+    "tests/test_examples.py",  # 86: every example in an interpreter of its own
+    "tests/test_thread_state.py",  # 53: every kernel kind in a child interpreter
+    "tests/distributed/",  # 51: spawned ranks
+    "tests/conformance/test_dtype_refusals.py",  # 44
+]
+
+# Tests that must share one worker process; every other file is a group of its own
+# (its module fixtures are set up once, a session-wide figure sees all its tests).
+SHARED_PROCESS = {
+    # The ranks harness.py spawns are kept for the session and reused by every file.
+    "tests/distributed/": "distributed",
+    # The session writes build/ecosystem.json, and test_table.py needs every row of it.
+    "tests/integrations/": "integrations",
+}
+
+
+# Files with tests that bound a duration from above (the bound): on make test's
+# workers each of their tests runs alone (pytest_runtest_protocol below), so that
+# the other worker's load cannot stretch it.
+ALONE = [
+    "tests/accinte_runtime/test_launch_queue.py",  # a record into a full queue: 0.4 s
+    "tests/accinte_runtime/test_ipc_event.py",  # waits on a dead exporter end: 5 s
+    "tests/distributed/test_shm_engine.py",  # a dead peer fails the collective: 15 s
+]
+# LITERALINCLUDE END: TESTING WORKER GROUPS
 
 
 def pytest_configure(config):
@@ -20,19 +63,103 @@ def pytest_configure(config):
         "markers",
         "not_under_sanitizer(reason): skipped by `make sanitize` (tools/sanitize.sh sets "
         "ACCINTE_SANITIZER=1) for the reason given; listed in docs/chapters/testing.md")
+    config.addinivalue_line(
+        "markers", "slow: a file of conftest.SLOW (a minute or more); `make check` deselects it")
 
 
+def _path(item) -> str:
+    return item.nodeid.split("::")[0]
+
+
+def _group(path: str) -> str:
+    """The group of a test file: its SHARED_PROCESS group, else the file."""
+    return next((group for prefix, group in SHARED_PROCESS.items() if path.startswith(prefix)),
+                path)
+
+
+def _on_worker(config) -> bool:
+    """Whether this process is a pytest-xdist worker (not the controller, and not a
+    pytest a test starts, which inherits the worker's environment)."""
+    return hasattr(config, "workerinput")
+
+
+def _slow_rank(path: str) -> int:
+    """The file's place in SLOW; len(SLOW) for the rest."""
+    return next((i for i, prefix in enumerate(SLOW) if path.startswith(prefix)), len(SLOW))
+
+
+@pytest.hookimpl(tryfirst=True)  # marks `slow` before -m deselects
 def pytest_collection_modifyitems(config, items):
-    """The OpInfo conformance suite runs last: it is the longest part, and the
-    device-memory accounting tests want a device no other test has filled.
-    The integration suite's table check follows the rest of that suite.
+    """In one process, the OpInfo conformance suite runs last: it is the longest
+    part, so the rest reports first. On make test's workers (xdist), the SLOW files
+    come first, longest first: the workers take the groups in this order.
+    Either way the integration suite's table check follows the rest of that suite.
     Under the sanitizer, tests marked not_under_sanitizer skip with their reason."""
-    items.sort(key=lambda item: ("conformance" in item.nodeid,
+    on_workers = _on_worker(config)
+    items.sort(key=lambda item: (_slow_rank(_path(item)) if on_workers else 0,
+                                 "conformance" in item.nodeid,
                                  "integrations/test_table.py" in item.nodeid))
+    for item in items:
+        if _slow_rank(_path(item)) < len(SLOW):
+            item.add_marker(pytest.mark.slow)
     if os.environ.get("ACCINTE_SANITIZER") == "1":
         for item in items:
             for mark in item.iter_markers("not_under_sanitizer"):
                 item.add_marker(pytest.mark.skip(reason=f"under make sanitize: {mark.args[0]}"))
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, which may be absent
+def pytest_xdist_make_scheduler(config, log):
+    """Under `--dist loadgroup`, a worker takes one group of _group() at a time, in
+    the order the workers collected them (with --no-loadscope-reorder). The groups
+    come from the paths, not from xdist_group marks: xdist 3.8 puts a mark's group
+    into the test's node id, which pytest 9 no longer lets a plugin change."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class PathGroups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _group(nodeid.split("::")[0])
+
+    return PathGroups(config, log)
+
+
+_locks: dict[str, object] = {}
+
+
+def _lock(config, name: str):
+    """This worker's handle on the lock file `name` of the run, in the folder every
+    worker's temporary directory is made in (the controller's basetemp)."""
+    if name not in _locks:
+        _locks[name] = open(Path(config.option.basetemp).parent / f"{name}.lock", "a")
+    return _locks[name]
+
+
+# LITERALINCLUDE START: TESTING WORKER LOCK
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """On workers, an ALONE test (setup, call and teardown) runs while no other
+    test does: a readers-writer lock over two files. Every test enters the
+    `room` shared, passing the `gate` on its way in; an ALONE test shuts the
+    gate, so that no test enters after it, and waits for the room to itself."""
+    if not _on_worker(item.config):
+        return (yield)
+    gate, room = _lock(item.config, "gate"), _lock(item.config, "room")
+    alone = any(_path(item).startswith(prefix) for prefix in ALONE)
+    fcntl.flock(gate, fcntl.LOCK_EX)
+    if alone:
+        fcntl.flock(room, fcntl.LOCK_EX)
+    else:
+        fcntl.flock(room, fcntl.LOCK_SH)
+        fcntl.flock(gate, fcntl.LOCK_UN)
+    try:
+        return (yield)
+    finally:
+        fcntl.flock(room, fcntl.LOCK_UN)
+        if alone:
+            fcntl.flock(gate, fcntl.LOCK_UN)
+# LITERALINCLUDE END: TESTING WORKER LOCK
 
 
 @pytest.fixture

@@ -10,6 +10,10 @@ that accinte still gives the CPU's answer.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -287,14 +291,16 @@ def test_flush_denormal():
 # waits for it. Each kind is launched outside any mode, then waited for
 # inside one: by synchronize(), which runs the queue on the waiting thread
 # (a long launch latency keeps the worker away), or by polling query(),
-# which leaves the work to the worker.
+# which leaves the work to the worker. One child interpreter per runner
+# checks every kind in turn and prints a JSON line: each kind's "ok" or its
+# traceback.
 EVERY_KERNEL_KIND = """
-import sys, tempfile, threading, torch, torch_accinte
+import json, sys, tempfile, threading, traceback, torch, torch_accinte
 import torch.distributed as dist
 import torch.nn.functional as F
 from torch.utils._python_dispatch import TorchDispatchMode
 
-kind, runner = sys.argv[1], sys.argv[2]
+runner, kinds = sys.argv[1], sys.argv[2:]
 ran_on = []
 
 @torch.library.custom_op("accinte_test::marker", mutates_args=(), device_types="cpu")
@@ -316,73 +322,98 @@ w = torch.randn(8, 3, 3, 3, generator=g)
 v = torch.randn(4096, generator=g)
 xd, wd, vd = x.to("accinte"), w.to("accinte"), v.to("accinte")
 
-if kind == "collective":
-    dist.init_process_group("accl", init_method="file://" + tempfile.mktemp(), rank=0,
-                            world_size=1)
-    def launch():
-        t = vd.clone()
-        dist.all_reduce(t, op=dist._make_nccl_premul_sum(0.5))  # scales with CPU operators
-        return t
-    expected = v * 0.5
-elif kind == "compiled":
-    compiled = torch.compile(lambda a: (a * 2 + 1).sin())
-    launch = lambda: compiled(vd)
-    expected = compiled(v)
-else:
-    launch, expected = {
+# (launch, expected): a call that queues one kernel of `kind`, and its CPU result.
+def kernel(kind):
+    if kind == "collective":
+        if not dist.is_initialized():
+            dist.init_process_group("accl", init_method="file://" + tempfile.mktemp(), rank=0,
+                                    world_size=1)
+        def launch():
+            t = vd.clone()
+            dist.all_reduce(t, op=dist._make_nccl_premul_sum(0.5))  # scales with CPU operators
+            return t
+        return launch, v * 0.5
+    if kind == "compiled":
+        compiled = torch.compile(lambda a: (a * 2 + 1).sin())
+        return (lambda: compiled(vd)), compiled(v)
+    return {
         "convolution": (lambda: F.conv2d(xd, wd), F.conv2d(x, w)),
         "copy": (lambda: vd.to(torch.float64), v.to(torch.float64)),
         "custom_op": (lambda: torch.ops.accinte.custom_abs(vd), v.abs()),
     }[kind]
 
-scopes = {
-    "dispatch": Count,
-    "autocast": lambda: torch.autocast("cpu", dtype=torch.bfloat16),
-    "inference": torch.inference_mode,
-}
-for _ in range(2):  # the first call of a signature may be checked at the call
-    launch()
-torch.accinte.synchronize()
-stream = torch.accinte.current_stream()
-for name, scope in scopes.items():
-    for _ in range(3):
-        y = launch()
-        marker(vd)  # records which thread ran the stream's work
-        mode = scope()
-        with mode:
-            if runner == "host":
-                torch.accinte.synchronize()
-            else:
-                while not stream.query():
-                    pass
-        waited_here = ran_on[-1] == threading.get_ident()
-        assert waited_here == (runner == "host"), (name, runner)
-        assert not getattr(mode, "ops", []), (name, mode.ops)
-        assert torch.equal(y.cpu(), expected), name
+def wait(stream):
+    if runner == "host":
+        torch.accinte.synchronize()
+    else:
+        while not stream.query():
+            pass
 
-# The other way round: launched inside inference mode, run outside it. The
-# kernel writes inference tensors, which it may do only inside the mode.
-with torch.inference_mode():
-    y = launch()
-    marker(vd)
-if runner == "host":
+def check(kind):
+    launch, expected = kernel(kind)
+    scopes = {
+        "dispatch": Count,
+        "autocast": lambda: torch.autocast("cpu", dtype=torch.bfloat16),
+        "inference": torch.inference_mode,
+    }
+    for _ in range(2):  # the first call of a signature may be checked at the call
+        launch()
     torch.accinte.synchronize()
-else:
-    while not stream.query():
-        pass
-assert torch.equal(y.cpu(), expected)
-print("ok")
+    stream = torch.accinte.current_stream()
+    for name, scope in scopes.items():
+        for _ in range(3):
+            y = launch()
+            marker(vd)  # records which thread ran the stream's work
+            mode = scope()
+            with mode:
+                wait(stream)
+            waited_here = ran_on[-1] == threading.get_ident()
+            assert waited_here == (runner == "host"), (name, runner)
+            assert not getattr(mode, "ops", []), (name, mode.ops)
+            assert torch.equal(y.cpu(), expected), name
+    # The other way round: launched inside inference mode, run outside it. The
+    # kernel writes inference tensors, which it may do only inside the mode.
+    with torch.inference_mode():
+        y = launch()
+        marker(vd)
+    wait(stream)
+    assert torch.equal(y.cpu(), expected)
+
+results = {}
+for kind in kinds:
+    try:
+        check(kind)
+        results[kind] = "ok"
+    except Exception:
+        results[kind] = traceback.format_exc()
+        torch.accinte.synchronize()
+print(json.dumps(results))
 """
+KERNEL_KINDS = ["convolution", "copy", "custom_op", "collective", "compiled"]
+
+
+@pytest.fixture(scope="module")
+def kinds_checked_by():
+    """runner -> {kind: "ok" or the child's traceback}, one child per runner, run at
+    the first test that asks for the runner."""
+    checked = {}
+
+    def results(runner: str) -> dict:
+        if runner not in checked:
+            latency = "10000" if runner == "host" else "20"
+            out = subprocess.run([sys.executable, "-c", EVERY_KERNEL_KIND, runner, *KERNEL_KINDS],
+                                 env={**os.environ, "ACCINTE_LAUNCH_LATENCY_US": latency},
+                                 capture_output=True, text=True, timeout=600)
+            assert out.returncode == 0, out.stderr[-3000:]
+            checked[runner] = json.loads(out.stdout.strip().splitlines()[-1])
+        return checked[runner]
+
+    return results
 
 
 @pytest.mark.parametrize("runner", ["host", "worker"])
-@pytest.mark.parametrize("kind", ["convolution", "copy", "custom_op", "collective",
-                                  "compiled"])
-def test_every_kernel_kind_runs_in_its_launchers_state_whoever_runs_it(run_python, kind,
+@pytest.mark.parametrize("kind", KERNEL_KINDS)
+def test_every_kernel_kind_runs_in_its_launchers_state_whoever_runs_it(kinds_checked_by, kind,
                                                                        runner):
-    latency = "10000" if runner == "host" else "20"
-    out = run_python(EVERY_KERNEL_KIND.replace("sys.argv[1], sys.argv[2]",
-                                               f"{kind!r}, {runner!r}"),
-                     env={"ACCINTE_LAUNCH_LATENCY_US": latency}, timeout=300)
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.strip() == "ok"
+    result = kinds_checked_by(runner)[kind]
+    assert result == "ok", result
