@@ -141,10 +141,13 @@ def pytest_runtest_logstart(nodeid, location):
         _write({"event": "start", "id": test_id})
 
 
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item, nextitem):
     """Waits for the backend's work after each of its tests, so that an error a
     test's kernel reports later (an asynchronous device's data-dependent
-    errors) fails that test rather than the next one to synchronize."""
+    errors) fails that test rather than the next one to synchronize. Runs after
+    pytest's own teardown, which must complete for the next test to set up."""
+    result = yield
     cls = item.cls.__name__ if item.cls is not None else ""
     device = _State.config.get("device") if _State.config else None
     if device and cls.endswith((device.upper(), "PRIVATEUSE1")):
@@ -155,6 +158,7 @@ def pytest_runtest_teardown(item, nextitem):
         except Exception as error:
             raise RuntimeError(f"the device reported an error at the synchronize after the "
                                f"test: {error}") from error
+    return result
 
 
 def _outcome(report) -> str:
