@@ -15,12 +15,9 @@ waits for the device, hundreds of times longer than a replay).
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 
+import figure_timeline
 import trace_svg
 from figure_svg import GREY, WIDTH, Svg, text_width
 
@@ -51,13 +48,9 @@ prof.export_chrome_trace(sys.argv[1])
 
 
 def collect(trace: Path, workload: str = WORKLOAD) -> list[dict]:
-    """Runs `workload` in a child interpreter and returns its trace's events."""
-    with tempfile.TemporaryDirectory() as scratch:
-        script = Path(scratch) / "workload.py"
-        script.write_text(workload)
-        subprocess.run([sys.executable, str(script), str(trace)], check=True,
-                       stdout=subprocess.DEVNULL, timeout=300)
-    return json.loads(trace.read_text())["traceEvents"]
+    """Runs `workload` in a child interpreter and returns its trace's events
+    (the timeline figure's runner, with this figure's workload)."""
+    return figure_timeline.collect(trace, workload)
 
 
 def phases(events: list[dict]) -> list[dict]:
