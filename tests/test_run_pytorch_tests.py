@@ -64,10 +64,10 @@ def test_table_has_a_row_per_file_with_the_pairs_counted(run):
     row = dict(zip(header, rows[GENERIC]))
     # Paired: test_add (2 dtypes), test_sum, test_fails_on_device, test_crashes_on_device,
     # test_leaves_an_error_pending, test_fails_everywhere; three documented; the skipped
-    # and device-only ones unpaired.
+    # and device-only ones unpaired, one of which fails.
     assert row == {**row, "paired": "7", "device-only failures": "3", "CPU-only failures": "0",
-                   "both fail": "1", "documented": "3", "crashed": "1",
-                   "agreement": "57.14%", "status": "ok"}
+                   "both fail": "1", "unpaired failures": "1", "documented": "3",
+                   "crashed": "1", "agreement": "57.14%", "status": "ok"}
     assert rows["test_tiny_slow.py"][header.index("status")].startswith("out of time")
     broken = rows["test_tiny_broken.py"][header.index("status")]
     assert broken.startswith("collection error: ImportError") and "no_such_helper" in broken
@@ -79,6 +79,8 @@ def test_disagreements_and_removable_entries_are_listed(run):
             "passed on the CPU: AssertionError") in out
     assert f"{GENERIC}::{DEVICE}test_crashes_on_device_accinte: crashed on the device" in out
     assert f"passes now, remove its entry: {GENERIC}::{DEVICE}test_documented_but_passes" in out
+    assert (f"{GENERIC}::{DEVICE}test_device_only_fails_accinte: failed on the device, "
+            "skipped on the CPU: AssertionError: fails with no CPU twin") in out
     assert "test_fails_everywhere" not in out  # fails on both: the pair agrees
 
 
@@ -100,7 +102,7 @@ def test_a_crash_is_reported_and_the_rest_of_the_file_runs(run):
     cases = {f"{c.get('classname').split('.')[-1]}::{c.get('name')}": c
              for c in suites["test_tiny_device_generic"]}
     # Every test of both classes has a result: the file was rerun past the crash.
-    assert len(cases) == 24, sorted(cases)
+    assert len(cases) == 26, sorted(cases)
     crash = cases[DEVICE + "test_crashes_on_device_accinte"].find("error")
     assert crash.get("type") == "crash" and "SIGABRT" in crash.get("message")
     assert cases["TestTinyCPU::test_crashes_on_device_cpu"].find("error") is None
@@ -124,7 +126,7 @@ def test_junit_carries_skips_expected_failures_and_file_errors(run):
         error = {c.get("name"): c for c in suites[name]}["file"].find("error")
         assert words in error.get("message")
     generic = suites["test_tiny_device_generic"]
-    assert (generic.get("tests"), generic.get("errors")) == ("24", "1")
+    assert (generic.get("tests"), generic.get("errors")) == ("26", "1")
 
 
 def test_baseline_diff_and_written_baseline(run):
@@ -132,11 +134,13 @@ def test_baseline_diff_and_written_baseline(run):
     assert f"new: {GENERIC}::{DEVICE}test_crashes_on_device_accinte" in result.stdout
     assert f"fixed: {GENERIC}::{DEVICE}test_add_accinte_float32" in result.stdout
     assert f"new: {GENERIC}::{DEVICE}test_fails_on_device_accinte" not in result.stdout
+    assert f"new: {GENERIC}::{DEVICE}test_device_only_fails_accinte" in result.stdout
     written = json.loads((out / "new-baseline.json").read_text())
     assert written["files"][GENERIC] == {
         "device_only": [DEVICE + "test_crashes_on_device_accinte",
                         DEVICE + "test_fails_on_device_accinte",
-                        DEVICE + "test_leaves_an_error_pending_accinte"], "cpu_only": []}
+                        DEVICE + "test_leaves_an_error_pending_accinte"], "cpu_only": [],
+        "unpaired": [DEVICE + "test_device_only_fails_accinte"]}
     results = json.loads((out / "results.json").read_text())
     assert [r["file"] for r in results] == [GENERIC, "test_tiny_slow.py", "test_tiny_broken.py"]
 

@@ -61,6 +61,10 @@ class TestTiny(TestCase):
     def test_device_only(self, device):
         self.assertNotEqual(torch.device(device).type, "cpu")
 
+    @onlyPRIVATEUSE1
+    def test_device_only_fails(self, device):
+        raise AssertionError("fails with no CPU twin to compare with")
+
 
 instantiate_device_type_tests(TestTiny, globals())
 

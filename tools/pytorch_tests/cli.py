@@ -65,6 +65,7 @@ def _results_json(path: Path, summaries: list[pairing.FileSummary]) -> None:
     def encode(summary):
         data = dataclasses.asdict(summary)
         data["agreeing"] = len(summary.agreeing)
+        data["passing_unpaired"] = len(summary.passing_unpaired)
         return data
 
     path.write_text(json.dumps([encode(s) for s in summaries], indent=1) + "\n")

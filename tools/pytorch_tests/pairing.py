@@ -4,7 +4,9 @@
 in a class `{Generic}{DEVICE}`, so `TestFooACCINTE::test_bar_accinte_float32`
 has the twin `TestFooCPU::test_bar_cpu_float32`. A device test and its twin are
 *paired* when both ran (neither skipped) and no disabled-tests entry names the
-device test; entries are *documented* and set aside. A pair agrees when both
+device test; entries are *documented* and set aside. A device test whose twin
+did not run (`except_for="cpu"`, `@onlyPRIVATEUSE1`, `@onlyCUDA` with
+--bypass-device-restrictions) is unpaired; its failures are listed apart. A pair agrees when both
 pass or both fail (a failure common to both devices is the test's or the tree's,
 not the backend's). A crash counts as a failure.
 """
@@ -66,13 +68,20 @@ class FileSummary:
     fixed_documented: list[str] = field(default_factory=list)  # xfail entries now passing
     crashed: dict[str, str] = field(default_factory=dict)
     agreeing: set[str] = field(default_factory=set)  # device test ids of agreeing pairs
+    passing_unpaired: set[str] = field(default_factory=set)  # unpaired, and not failing
     unpaired: int = 0   # device tests without a twin that ran, or skipped
+    unpaired_failures: list[Disagreement] = field(default_factory=list)  # of those, failing
     elapsed: float = 0.0
     status: str = "ok"
 
     @property
     def agree(self) -> int:
         return self.both_pass + self.both_fail
+
+    @property
+    def settled(self) -> set[str]:
+        """Device tests that ran and neither disagree nor fail without a twin."""
+        return self.agreeing | self.passing_unpaired
 
     @property
     def agreement(self) -> float | None:
@@ -116,6 +125,11 @@ def summarise(run: FileRun, device: str) -> FileSummary:
         cpu = outcomes.get(twin_id)
         if cpu is None or outcome == "skipped" or cpu[0] == "skipped":
             summary.unpaired += 1
+            if outcome in BAD:  # nothing to compare with, but a failure all the same
+                summary.unpaired_failures.append(Disagreement(
+                    test_id, twin_id, outcome, cpu[0] if cpu else "not run", message))
+            elif outcome in GOOD:
+                summary.passing_unpaired.add(test_id)
             continue
         summary.paired += 1
         device_bad, cpu_bad = outcome in BAD, cpu[0] in BAD

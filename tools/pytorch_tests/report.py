@@ -1,10 +1,10 @@
 """What a run reports: the markdown table, JUnit XML, and the baseline diff.
 
 The baseline is JSON, `{"device": "accinte", "files": {"test_foo.py":
-{"device_only": [ids], "cpu_only": [ids]}}}`: the disagreements a run is
-allowed to have. A diff against it lists the new ones (not in the baseline) and
-the fixed ones (in the baseline, now agreeing); files not run are left out of
-both.
+{"device_only": [ids], "cpu_only": [ids], "unpaired": [ids]}}}`: the
+disagreements (and failures of device tests without a twin) a run is allowed.
+A diff against it lists the new ones (not in the baseline) and the fixed ones
+(in the baseline, now agreeing or passing); files not run are left out of both.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from .execute import FileRun
 from .pairing import FileSummary
 
 COLUMNS = ("file", "paired", "device-only failures", "CPU-only failures", "both fail",
-           "documented", "crashed", "agreement", "time", "status")
+           "unpaired failures", "documented", "crashed", "agreement", "time", "status")
 
 
 def _percent(agree: int, paired: int) -> str:
@@ -44,7 +44,8 @@ def markdown_table(summaries: list[FileSummary]) -> str:
     lines = [_row(COLUMNS), _row("---" if c in ("file", "status") else "---:" for c in COLUMNS)]
     for s in summaries:
         lines.append(_row((s.file, s.paired, len(s.device_only), len(s.cpu_only), s.both_fail,
-                           len(s.documented), len(s.crashed), _percent(s.agree, s.paired),
+                           len(s.unpaired_failures), len(s.documented), len(s.crashed),
+                           _percent(s.agree, s.paired),
                            f"{s.elapsed:.0f} s", _shorten(s.status, 120))))
     if len(summaries) > 1:
         paired = sum(s.paired for s in summaries)
@@ -52,6 +53,7 @@ def markdown_table(summaries: list[FileSummary]) -> str:
         lines.append(_row((
             "**total**", paired, sum(len(s.device_only) for s in summaries),
             sum(len(s.cpu_only) for s in summaries), sum(s.both_fail for s in summaries),
+            sum(len(s.unpaired_failures) for s in summaries),
             sum(len(s.documented) for s in summaries),
             sum(len(s.crashed) for s in summaries), _percent(agree, paired),
             f"{sum(s.elapsed for s in summaries):.0f} s",
@@ -60,10 +62,11 @@ def markdown_table(summaries: list[FileSummary]) -> str:
 
 
 def disagreement_lines(summaries: list[FileSummary]) -> list[str]:
-    """`file::test: outcome on device (CPU outcome): message`, device-only first."""
+    """`file::test: outcome on the device, outcome on the CPU: message`, device-only
+    failures first, then CPU-only ones, then failures of device tests without a twin."""
     lines = []
     for s in summaries:
-        for d in s.device_only + s.cpu_only:
+        for d in s.device_only + s.cpu_only + s.unpaired_failures:
             message = d.message.strip().splitlines()[0] if d.message.strip() else ""
             lines.append(f"{s.file}::{d.test_id}: {d.device_outcome} on the device, "
                          f"{d.cpu_outcome} on the CPU: {message[:300]}")
@@ -132,7 +135,8 @@ def write_junit(path: Path, runs: list[FileRun], summaries: list[FileSummary]) -
 def baseline_of(summaries: list[FileSummary], device: str) -> dict:
     return {"device": device, "files": {
         s.file: {"device_only": sorted(d.test_id for d in s.device_only),
-                 "cpu_only": sorted(d.test_id for d in s.cpu_only)}
+                 "cpu_only": sorted(d.test_id for d in s.cpu_only),
+                 "unpaired": sorted(d.test_id for d in s.unpaired_failures)}
         for s in summaries}}
 
 
@@ -152,12 +156,14 @@ class BaselineDiff:
 
 
 def diff_baseline(baseline: dict, summaries: list[FileSummary]) -> BaselineDiff:
-    """New disagreements (not in the baseline) and fixed ones (in it, now agreeing)."""
+    """New disagreements (not in the baseline) and fixed ones (in it, now agreeing
+    or, without a twin, passing)."""
     result = BaselineDiff()
     for s in summaries:
         known = baseline.get("files", {}).get(s.file, {})
-        expected = set(known.get("device_only", [])) | set(known.get("cpu_only", []))
-        now = {d.test_id for d in s.device_only + s.cpu_only}
+        expected = set().union(*(known.get(k, []) for k in ("device_only", "cpu_only",
+                                                             "unpaired")))
+        now = {d.test_id for d in s.device_only + s.cpu_only + s.unpaired_failures}
         result.new += [f"{s.file}::{t}" for t in sorted(now - expected)]
-        result.fixed += [f"{s.file}::{t}" for t in sorted((expected - now) & s.agreeing)]
+        result.fixed += [f"{s.file}::{t}" for t in sorted((expected - now) & s.settled)]
     return result
