@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURE = REPO / "tests" / "pytorch_tests_fixture"
 sys.path.insert(0, str(REPO / "tools"))
 
-from pytorch_tests import disabled, pairing, report  # noqa: E402
+from pytorch_tests import disabled, execute, pairing, report  # noqa: E402
 
 GENERIC = "test_tiny_device_generic.py"
 DEVICE = "TestTinyACCINTE::"
@@ -172,6 +172,15 @@ def test_twin_names():
     assert pairing.twin("TestFooPRIVATEUSE1::test_x_accinte_complex64_float32", "accinte") == \
         "TestFooCPU::test_x_cpu_complex64_float32"
     assert pairing.twin("TestFooCPU::test_bar_cpu", "accinte") is None
+
+
+def test_a_file_whose_pairs_all_fail_is_not_ok(tmp_path):
+    run = execute.FileRun("test_x.py", results={
+        f"TestX{cls}::test_a_{dev}": {"outcome": "failed", "message": "RecursionError"}
+        for cls, dev in (("CPU", "cpu"), ("ACCINTE", "accinte"))})
+    summary = pairing.summarise(run, "accinte")
+    assert (summary.paired, summary.agreement) == (1, 100.0)
+    assert summary.status == "all 1 pairs fail on both devices"
 
 
 def test_agreement_is_never_rounded_up():

@@ -29,6 +29,7 @@ def device_class_suffixes(device: str) -> tuple[str, ...]:
     return (device.upper(), "PRIVATEUSE1")
 
 
+# LITERALINCLUDE START: PYTORCH TESTS TWIN
 def twin(test_id: str, device: str) -> str | None:
     """The CPU twin's id of a device test id, None if the id is not a device test's."""
     cls, _, name = test_id.partition("::")
@@ -43,6 +44,7 @@ def twin(test_id: str, device: str) -> str | None:
             words[i] = "cpu"
             return f"{cls[:-len(suffix)]}CPU::{'_'.join(words)}"
     return None
+# LITERALINCLUDE END: PYTORCH TESTS TWIN
 
 
 @dataclass
@@ -143,4 +145,7 @@ def summarise(run: FileRun, device: str) -> FileSummary:
             summary.cpu_only.append(Disagreement(test_id, twin_id, outcome, cpu[0], cpu[1]))
         else:
             summary.both_pass += 1
+    if summary.status == "ok" and summary.paired and summary.both_fail == summary.paired:
+        # Nothing was compared: the file does not work with this torch at all.
+        summary.status = f"all {summary.paired} pairs fail on both devices"
     return summary
