@@ -29,7 +29,6 @@ def device_class_suffixes(device: str) -> tuple[str, ...]:
     return (device.upper(), "PRIVATEUSE1")
 
 
-# LITERALINCLUDE START: PYTORCH TESTS TWIN
 def twin(test_id: str, device: str) -> str | None:
     """The CPU twin's id of a device test id, None if the id is not a device test's."""
     cls, _, name = test_id.partition("::")
@@ -44,7 +43,6 @@ def twin(test_id: str, device: str) -> str | None:
             words[i] = "cpu"
             return f"{cls[:-len(suffix)]}CPU::{'_'.join(words)}"
     return None
-# LITERALINCLUDE END: PYTORCH TESTS TWIN
 
 
 @dataclass
