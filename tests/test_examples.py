@@ -48,6 +48,7 @@ SELF_CHECKING = [
     ("compile_model.py", "torch.compile works on accinte and matches the CPU"),
     ("share_across_processes.py", "accinte tensors are shared across processes as CUDA tensors are"),
     ("kernel_scratch.py", "kernels reuse their scratch memory and give the CPU's bits"),
+    ("memory_pools.py", "memory pools and allocator settings work on accinte as on CUDA"),
 ]
 
 

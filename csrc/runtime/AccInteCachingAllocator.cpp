@@ -15,34 +15,6 @@ namespace {
 
 constexpr auto kAggregate = static_cast<size_t>(StatType::AGGREGATE);
 
-size_t round_up(size_t size, size_t multiple) {
-  return multiple * ((size + multiple - 1) / multiple);
-}
-
-// LITERALINCLUDE START: ALLOCATOR SIZE CLASSES
-// The block size a request is served with.
-size_t round_size(size_t size) {
-  return size < kMinBlockSize ? kMinBlockSize : round_up(size, kMinBlockSize);
-}
-
-// The segment size acMalloc is asked for when no cached block fits.
-size_t segment_size(size_t size) {
-  if (size <= kSmallSize) {
-    return kSmallBuffer;
-  }
-  if (size < kMinLargeAlloc) {
-    return kLargeBuffer;
-  }
-  return round_up(size, kRoundLarge);
-}
-
-// Whether the rest of `block` after `size` bytes is worth keeping as a block.
-bool should_split(const Block* block, size_t size) {
-  const size_t remaining = block->size - size;
-  return block->pool->is_small ? remaining >= kMinBlockSize : remaining > kSmallSize;
-}
-// LITERALINCLUDE END: ALLOCATOR SIZE CLASSES
-
 template <typename F>
 void for_each_stat_array(CachingDeviceAllocator::DeviceStats& stats, F f) {
   for (auto* array : {&stats.allocation, &stats.segment, &stats.active, &stats.inactive_split,
@@ -103,11 +75,21 @@ Block* DeviceCachingAllocator::malloc(size_t nbytes, const AccInteStream& stream
   Block* block = find_free_block(pool, stream.id(), size);
   if (block == nullptr) {
     const size_t alloc_size = segment_size(size);
+    if (C10_UNLIKELY(garbage_collection_on())) {
+      garbage_collect_cached_blocks(); // Note [accinte allocator settings]
+    }
+    if (C10_UNLIKELY(CachingAllocator::AcceleratorAllocatorConfig::use_expandable_segments())) {
+      TORCH_WARN_ONCE("accinte: PYTORCH_ALLOC_CONF's expandable_segments is not supported; "
+                      "segments keep the size they were reserved with");
+    }
     block = alloc_segment(alloc_size, pool, stream.id(), /*is_retry=*/false, context);
     if (block == nullptr && C10_LIKELY(!captures_underway())) {
       // See Note [accinte caching allocator]: free the cache, retry once.
       release_cached_blocks();
       block = alloc_segment(alloc_size, pool, stream.id(), /*is_retry=*/true, context);
+    }
+    if (block == nullptr) {
+      block = find_free_block_in_oom_pools(stream.id(), size); // MemPool(use_on_oom=True)
     }
     if (block == nullptr) {
       raise_out_of_memory(nbytes, alloc_size, stream.id(), std::move(context));
@@ -117,9 +99,12 @@ Block* DeviceCachingAllocator::malloc(size_t nbytes, const AccInteStream& stream
 }
 
 Block* DeviceCachingAllocator::find_free_block(BlockPool& pool, StreamId stream, size_t size) {
+  if (C10_UNLIKELY(garbage_collection_on())) {
+    pool.free_block_searches += 1; // the age clock of garbage collection
+  }
   Block key(device_, stream, size, &pool, nullptr);
   const auto it = pool.blocks.lower_bound(&key);
-  if (it == pool.blocks.end() || (*it)->stream != stream) {
+  if (it == pool.blocks.end() || (*it)->stream != stream || !may_serve((*it)->size, size)) {
     return nullptr;
   }
   Block* block = *it;
@@ -160,6 +145,7 @@ Block* DeviceCachingAllocator::alloc_segment(size_t size, BlockPool& pool, Strea
   });
   auto* block = new Block(device_, stream, size, &pool, static_cast<char*>(ptr));
   block->context_when_segment_allocated = context;
+  count_oversize(block, /*segment=*/true, /*add=*/true);
   record_trace(TraceEntry::SEGMENT_ALLOC, ptr, size, stream, context, RecordContext::ALLOC);
   return block;
 }
@@ -184,7 +170,7 @@ Block* DeviceCachingAllocator::use_block(Block* block, size_t size, size_t reque
     remaining->prev = block;
     remaining->ptr += size;
     remaining->size -= size;
-    pool.blocks.insert(remaining);
+    pool.insert(remaining);
     for_each_stat(types, [&](size_t type) {
       if (already_split) {
         // An inactive split block shrinks by what was taken from it.
@@ -203,6 +189,7 @@ Block* DeviceCachingAllocator::use_block(Block* block, size_t size, size_t reque
   }
   block->allocated = true;
   block->requested_size = requested;
+  count_oversize(block, /*segment=*/false, /*add=*/true);
   block->context_when_allocated = context;
   active_blocks_.insert(block);
   for_each_stat(types, [&](size_t type) {
@@ -222,6 +209,7 @@ Block* DeviceCachingAllocator::use_block(Block* block, size_t size, size_t reque
 void DeviceCachingAllocator::free(Block* block, std::shared_ptr<c10::GatheredContext> context) {
   std::lock_guard<std::mutex> lock(mutex_);
   block->allocated = false;
+  count_oversize(block, /*segment=*/false, /*add=*/false);
   for_each_stat(stat_types(*block->pool), [&](size_t type) {
     stats_.allocation[type].decrease(1);
     stats_.allocated_bytes[type].decrease(block->size);
@@ -267,7 +255,7 @@ void DeviceCachingAllocator::free_block(Block* block,
     }
   }
   active_blocks_.erase(block);
-  pool.blocks.insert(block);
+  pool.insert(block);
   if (block->is_split()) {
     split_blocks_change += 1;
     split_bytes_change += static_cast<int64_t>(block->size);
@@ -399,6 +387,7 @@ void DeviceCachingAllocator::release_cached_blocks() {
 // device's streams, so no queued work can still be using it.
 void DeviceCachingAllocator::release_segment(Block* block) {
   ACCINTE_CHECK(acFree(block->ptr));
+  count_oversize(block, /*segment=*/true, /*add=*/false);
   BlockPool& pool = *block->pool;
   reserved_ -= block->size;
   if (pool.owner != nullptr) {
@@ -463,7 +452,11 @@ void DeviceCachingAllocator::raise_out_of_memory(size_t nbytes, size_t size, Str
 
 CachingDeviceAllocator::DeviceStats DeviceCachingAllocator::stats() {
   std::lock_guard<std::mutex> lock(mutex_);
-  return stats_;
+  CachingDeviceAllocator::DeviceStats stats = stats_;
+  // As CUDA reports it: -1 (SIZE_MAX) while every block may be split.
+  using Config = CachingAllocator::AcceleratorAllocatorConfig;
+  stats.max_split_size = static_cast<int64_t>(Config::max_split_size());
+  return stats;
 }
 
 void DeviceCachingAllocator::reset_accumulated_stats() {
@@ -496,6 +489,7 @@ void DeviceCachingAllocator::set_memory_fraction(double fraction) {
   std::lock_guard<std::mutex> lock(mutex_);
   fraction_ = fraction;
   allowed_ = fraction == 1.0 ? SIZE_MAX : static_cast<size_t>(fraction * capacity);
+  fraction_limit_ = static_cast<size_t>(fraction * capacity);
 }
 
 double DeviceCachingAllocator::memory_fraction() {

@@ -11,6 +11,7 @@
 #include <csrc/runtime/AccInteMemorySnapshot.h>
 #include <csrc/runtime/AccInteStream.h>
 
+#include <c10/core/AllocatorConfig.h>
 #include <c10/core/CachingDeviceAllocator.h>
 #include <c10/util/flat_hash_map.h>
 
@@ -62,6 +63,9 @@ namespace c10::accinte {
 // Private pools (see Note [accinte graph memory] in AccInteCachingAllocatorPrivatePools.cpp)
 // have block pools of their own; blocks never move between pools.
 //
+// PYTORCH_ALLOC_CONF changes these rules as it does CUDA's: see Note [accinte
+// allocator settings] in AccInteCachingAllocatorSettings.cpp.
+//
 // Statistics have the meaning of torch.cuda.memory_stats, per pool:
 //   allocation / allocated_bytes   blocks handed out and not yet freed by the user
 //   active / active_bytes          blocks allocated or still awaiting events
@@ -80,8 +84,21 @@ constexpr size_t kRoundLarge = 2 << 20;        // large segments are multiples o
 // otherwise wrap around size_t (2^62 bytes: more than any emulated device).
 constexpr size_t kMaxRequest = size_t{1} << 62;
 
+struct Block;
 struct BlockPool;
 struct PrivatePool;
+
+// Size classes and splitting, with PYTORCH_ALLOC_CONF applied
+// (AccInteCachingAllocatorSettings.cpp, Note [accinte allocator settings]).
+/// The block size a request of `size` bytes is served with.
+size_t round_size(size_t size);
+/// The segment size acMalloc is asked for when no cached block fits `size`.
+size_t segment_size(size_t size);
+/// Whether `block`, serving `size` bytes, gives up its rest as a free block.
+bool should_split(const Block* block, size_t size);
+/// Whether a free block of `block_size` bytes may serve a `size` request
+/// (max_split_size keeps oversize blocks for oversize requests).
+bool may_serve(size_t block_size, size_t size);
 
 /// A sub-range of a segment; a segment is a doubly linked list of blocks.
 struct Block {
@@ -95,6 +112,7 @@ struct Block {
   Block* prev = nullptr;           // neighbours in the same segment
   Block* next = nullptr;
   int event_count = 0;             // events to complete before reuse
+  size_t gc_count_base = 0;        // the pool's age clock when it became free
   ska::flat_hash_set<Stream> stream_uses; // other streams, from recordStream
   std::shared_ptr<c10::GatheredContext> context_when_allocated;
   std::shared_ptr<c10::GatheredContext> context_when_segment_allocated; // segment head only
@@ -120,18 +138,34 @@ struct BlockPool {
   explicit BlockPool(bool small, PrivatePool* owner = nullptr)
       : blocks(&less), is_small(small), owner(owner) {}
 
+  /// Puts a free block in the pool, stamped with the pool's age clock.
+  void insert(Block* block) {
+    block->gc_count_base = free_block_searches;
+    blocks.insert(block);
+  }
+  /// Searches since `block` became free: its age for garbage collection.
+  size_t age(const Block* block) const { return free_block_searches - block->gc_count_base; }
+
   std::set<Block*, bool (*)(const Block*, const Block*)> blocks;
   const bool is_small;
-  PrivatePool* const owner; // null for the device's shared pools
+  PrivatePool* const owner;        // null for the device's shared pools
+  size_t free_block_searches = 0;  // the age clock, run while garbage collection is on
 };
 
-/// The memory of a graph (or of graphs sharing it): allocations made while
-/// they capture, kept apart from everyone else's until released.
+/// Options of a pool made by torch.accinte.MemPool (graphs' pools use none).
+struct PoolOptions {
+  bool use_on_oom = false; // its free blocks serve allocations that found no room elsewhere
+  bool no_split = false;   // its blocks are never split
+};
+
+/// The memory of a graph (or of graphs sharing it), or of a MemPool:
+/// allocations routed to it, kept apart from everyone else's until released.
 struct PrivatePool {
-  explicit PrivatePool(MempoolId_t id)
-      : id(id), small_blocks(true, this), large_blocks(false, this) {}
+  PrivatePool(MempoolId_t id, PoolOptions options)
+      : id(id), options(options), small_blocks(true, this), large_blocks(false, this) {}
   const MempoolId_t id;
-  int use_count = 1;  // graphs (and captures) holding the pool; 0: released
+  const PoolOptions options;
+  int use_count = 1;  // MemPools, graphs and captures holding the pool; 0: released
   int segments = 0;   // segments still owned, free or not
   BlockPool small_blocks;
   BlockPool large_blocks;
@@ -161,9 +195,13 @@ class DeviceCachingAllocator {
 
   // Private pools (AccInteCachingAllocatorPrivatePools.cpp), CUDACachingAllocator's
   // beginAllocateToPool / endAllocateToPool / releasePool.
+  /// Creates private pool `id` with a use count of 1, or raises the use
+  /// count of a live one (a graph sharing it, a MemPool's context). Throws if
+  /// the pool was released by every user.
+  void create_or_incref_pool(MempoolId_t id, PoolOptions options = {});
   /// Until end_allocate_to_pool(id), allocations on a stream for which
-  /// `filter` holds come from private pool `id`, created with a use count of
-  /// 1 if new, else its use count is raised (a graph sharing the pool).
+  /// `filter` holds come from private pool `id`, made or increfed as
+  /// create_or_incref_pool does.
   void begin_allocate_to_pool(MempoolId_t id, AllocationFilter filter);
   /// Allocations stop going to pool `id` (the capture into it is over).
   void end_allocate_to_pool(MempoolId_t id);
@@ -173,6 +211,12 @@ class DeviceCachingAllocator {
   void release_pool(MempoolId_t id);
   /// Bytes reserved by private pool `id` (0 if there is none).
   size_t pool_reserved_bytes(MempoolId_t id);
+  /// Users holding private pool `id` (0 if there is none, or it was released).
+  int pool_use_count(MempoolId_t id);
+  /// Returns the free, unsplit segments of private pool `id` to the runtime
+  /// once the pool is released (torch.cuda's emptyCache(mempool_id)); a pool
+  /// still in use keeps them.
+  void empty_pool_cache(MempoolId_t id);
 
   /// A copy of the statistics (see the table in Note [accinte caching allocator]).
   CachingDeviceAllocator::DeviceStats stats();
@@ -182,7 +226,8 @@ class DeviceCachingAllocator {
   void reset_peak_stats();
 
   /// Caps reserved memory at fraction * capacity (1.0: no cap beyond the
-  /// device). Throws unless 0 <= fraction <= 1.
+  /// device), and turns garbage collection on if PYTORCH_ALLOC_CONF asks for
+  /// it. Throws unless 0 <= fraction <= 1.
   void set_memory_fraction(double fraction);
   /// The fraction last set (1.0 by default).
   double memory_fraction();
@@ -200,6 +245,10 @@ class DeviceCachingAllocator {
   BlockPool& pool_for(size_t size, const AccInteStream& stream);
   void release_private_pools();
   Block* find_free_block(BlockPool& pool, StreamId stream, size_t size);
+  Block* find_free_block_in_oom_pools(StreamId stream, size_t size);
+  bool garbage_collection_on() const;
+  void garbage_collect_cached_blocks();
+  void count_oversize(const Block* block, bool segment, bool add);
   Block* alloc_segment(size_t size, BlockPool& pool, StreamId stream, bool is_retry,
                        const std::shared_ptr<c10::GatheredContext>& context);
   Block* use_block(Block* block, size_t size, size_t requested,
@@ -211,6 +260,7 @@ class DeviceCachingAllocator {
   void process_events();
   void synchronize_and_free_events();
   void release_cached_blocks();
+  void release_pool_blocks(PrivatePool& pool);
   void release_segment(Block* block);
   // Tells torch.profiler (profile_memory=True) of an allocation (delta > 0)
   // or free (delta < 0). Called with mutex_ held.
@@ -237,6 +287,7 @@ class DeviceCachingAllocator {
   size_t reserved_ = 0;                    // bytes in segments, what the fraction caps
   double fraction_ = 1.0;                  // set_per_process_memory_fraction
   size_t allowed_ = SIZE_MAX;              // fraction_ * capacity
+  size_t fraction_limit_ = 0;              // fraction_ * capacity once set (garbage collection)
   TraceBuffer trace_;
   ska::flat_hash_map<MempoolId_t, std::unique_ptr<PrivatePool>, MempoolIdHash> private_pools_;
   std::vector<std::pair<MempoolId_t, AllocationFilter>> captures_underway_;

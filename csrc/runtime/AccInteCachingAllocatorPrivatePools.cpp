@@ -1,5 +1,8 @@
-// Private memory pools of the caching allocator: the memory of graphs.
+// Private memory pools of the caching allocator: the memory of graphs and of
+// torch.accinte.MemPool.
 #include <csrc/runtime/AccInteCachingAllocator.h>
+
+#include <csrc/runtime/AccInteGraphsUtils.h>
 
 namespace c10::accinte {
 
@@ -25,6 +28,13 @@ namespace c10::accinte {
 //     each segment once all its blocks are free, and the pool disappears
 //     with its last segment. A tensor made during capture and still held by
 //     the user keeps its segment until it is freed.
+//
+// A torch.accinte.MemPool is the same kind of pool made by the user, with an
+// id (0, n) like graph_pool_handle's: the MemPool object holds one use,
+// use_mem_pool holds another while it routes the current thread's
+// allocations to it (a filter on the thread, not the stream), and a graph
+// captured with pool=mempool.id a third. Deleting the MemPool releases its
+// use and returns its free segments (empty_pool_cache).
 
 // LITERALINCLUDE START: GRAPH POOL CHOICE
 BlockPool& DeviceCachingAllocator::pool_for(size_t size, const AccInteStream& stream) {
@@ -39,17 +49,22 @@ BlockPool& DeviceCachingAllocator::pool_for(size_t size, const AccInteStream& st
 // LITERALINCLUDE END: GRAPH POOL CHOICE
 
 // LITERALINCLUDE START: GRAPH POOL LIFETIME
-void DeviceCachingAllocator::begin_allocate_to_pool(MempoolId_t id, AllocationFilter filter) {
+void DeviceCachingAllocator::create_or_incref_pool(MempoolId_t id, PoolOptions options) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = private_pools_.find(id);
   if (it == private_pools_.end()) {
-    private_pools_.emplace(id, std::make_unique<PrivatePool>(id));
-  } else {
-    TORCH_CHECK(it->second->use_count > 0, "accinte memory pool (", id.first, ", ", id.second,
-                ") was already released by every graph that used it; share a pool only "
-                "while a graph using it is alive");
-    it->second->use_count += 1;
+    private_pools_.emplace(id, std::make_unique<PrivatePool>(id, options));
+    return;
   }
+  TORCH_CHECK(it->second->use_count > 0, "accinte memory pool (", id.first, ", ", id.second,
+              ") was already released by every graph or MemPool that used it; share a pool "
+              "only while one of its users is alive");
+  it->second->use_count += 1;
+}
+
+void DeviceCachingAllocator::begin_allocate_to_pool(MempoolId_t id, AllocationFilter filter) {
+  create_or_incref_pool(id);
+  std::lock_guard<std::mutex> lock(mutex_);
   captures_underway_.emplace_back(id, std::move(filter));
 }
 
@@ -80,19 +95,59 @@ void DeviceCachingAllocator::release_private_pools() {
   for (auto it = private_pools_.begin(); it != private_pools_.end();) {
     PrivatePool& pool = *it->second;
     if (pool.use_count == 0) {
-      for (BlockPool* blocks : {&pool.large_blocks, &pool.small_blocks}) {
-        for (auto b = blocks->blocks.begin(); b != blocks->blocks.end();) {
-          Block* block = *b++;
-          if (!block->is_split()) {
-            release_segment(block);
-          }
-        }
-      }
+      release_pool_blocks(pool);
     }
     it = pool.use_count == 0 && pool.segments == 0 ? private_pools_.erase(it) : std::next(it);
   }
 }
+
+void DeviceCachingAllocator::release_pool_blocks(PrivatePool& pool) {
+  for (BlockPool* blocks : {&pool.large_blocks, &pool.small_blocks}) {
+    for (auto b = blocks->blocks.begin(); b != blocks->blocks.end();) {
+      Block* block = *b++;
+      if (!block->is_split()) {
+        release_segment(block);
+      }
+    }
+  }
+}
 // LITERALINCLUDE END: GRAPH POOL LIFETIME
+
+void DeviceCachingAllocator::empty_pool_cache(MempoolId_t id) {
+  if (captures_underway()) {
+    return; // acFree would wait for the device (Note [accinte allocator during capture])
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = private_pools_.find(id);
+  if (it == private_pools_.end() || it->second->use_count > 0) {
+    return;
+  }
+  synchronize_and_free_events();
+  release_pool_blocks(*it->second);
+  if (it->second->segments == 0) {
+    private_pools_.erase(it);
+  }
+}
+
+int DeviceCachingAllocator::pool_use_count(MempoolId_t id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = private_pools_.find(id);
+  return it == private_pools_.end() ? 0 : it->second->use_count;
+}
+
+// Out of memory everywhere else: a free block of a MemPool made with
+// use_on_oom=True serves the request. Called with mutex_ held.
+Block* DeviceCachingAllocator::find_free_block_in_oom_pools(StreamId stream, size_t size) {
+  for (auto& [id, pool] : private_pools_) {
+    if (pool->options.use_on_oom && pool->use_count > 0) {
+      BlockPool& blocks = size <= kSmallSize ? pool->small_blocks : pool->large_blocks;
+      if (Block* block = find_free_block(blocks, stream, size)) {
+        return block;
+      }
+    }
+  }
+  return nullptr;
+}
 
 size_t DeviceCachingAllocator::pool_reserved_bytes(MempoolId_t id) {
   std::lock_guard<std::mutex> lock(mutex_);

@@ -94,11 +94,18 @@ class AccInteDeviceAllocatorImpl final : public c10::DeviceAllocator {
 
   bool initialized() override { return true; }
 
-  void emptyCache(MempoolId_t /*mempool_id*/) override {
+  void emptyCache(MempoolId_t mempool_id) override {
+    const bool one_pool = mempool_id != MempoolId_t{0, 0};
     for (DeviceIndex device = 0; device < device_count(); ++device) {
-      device_allocator(device).empty_cache();
+      if (one_pool) {
+        device_allocator(device).empty_pool_cache(mempool_id);
+      } else {
+        device_allocator(device).empty_cache();
+      }
     }
-    run_empty_cache_hooks(); // the emulation's kernel scratch cache, say
+    if (!one_pool) {
+      run_empty_cache_hooks(); // the emulation's kernel scratch cache, say
+    }
   }
 
   /// See Note [accinte copy-on-write copies].
@@ -246,6 +253,19 @@ void end_allocate_to_pool(DeviceIndex device, MempoolId_t id) {
 
 void release_pool(DeviceIndex device, MempoolId_t id) {
   g_allocator->device_allocator(device).release_pool(id);
+}
+
+void create_or_incref_pool(DeviceIndex device, MempoolId_t id, bool use_on_oom, bool no_split) {
+  g_allocator->device_allocator(device).create_or_incref_pool(id,
+                                                              PoolOptions{use_on_oom, no_split});
+}
+
+int pool_use_count(DeviceIndex device, MempoolId_t id) {
+  return g_allocator->device_allocator(device).pool_use_count(id);
+}
+
+void empty_pool_cache(DeviceIndex device, MempoolId_t id) {
+  g_allocator->device_allocator(device).empty_pool_cache(id);
 }
 
 size_t pool_reserved_bytes(DeviceIndex device, MempoolId_t id) {

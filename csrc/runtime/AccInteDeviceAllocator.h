@@ -57,6 +57,18 @@ C10_EXPORT void release_pool(DeviceIndex device, MempoolId_t id);
 /// Bytes private pool `id` of `device` holds (0 if it has none).
 C10_EXPORT size_t pool_reserved_bytes(DeviceIndex device, MempoolId_t id);
 
+/// torch.accinte.MemPool: creates private pool `id` on `device` with a use
+/// count of 1 (a free block of a `use_on_oom` pool serves allocations that
+/// found no room elsewhere; a `no_split` pool never splits its blocks), or
+/// takes one more use of a live one. Throws if every user released it.
+C10_EXPORT void create_or_incref_pool(DeviceIndex device, MempoolId_t id, bool use_on_oom,
+                                      bool no_split);
+/// Users holding pool `id` of `device` (0 if it has none or was released).
+C10_EXPORT int pool_use_count(DeviceIndex device, MempoolId_t id);
+/// Returns the free segments of pool `id` of `device` to the runtime once
+/// every user has released it; does nothing while it is in use.
+C10_EXPORT void empty_pool_cache(DeviceIndex device, MempoolId_t id);
+
 /// True if `ptr` is the start of a block this allocator handed out from the
 /// private pool `id` (a graph's). Takes the allocator's block-map lock.
 C10_EXPORT bool allocated_in_pool(const void* ptr, MempoolId_t id);

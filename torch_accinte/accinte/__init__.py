@@ -56,6 +56,7 @@ from .memory import (
     reset_peak_memory_stats,
     set_per_process_memory_fraction,
 )
+from .mempool import MemPool, use_mem_pool
 from .random import (
     get_rng_state,
     get_rng_state_all,
@@ -96,7 +97,7 @@ __all__ = [
     "BFloat16Storage", "BoolStorage", "ByteStorage", "CharStorage", "ComplexDoubleStorage",
     "ComplexFloatStorage", "DoubleStorage", "FloatStorage", "HalfStorage", "IntStorage",
     "LongStorage", "ShortStorage",
-    "Event", "Graph", "Stream", "StreamContext", "current_device", "current_stream",
+    "Event", "Graph", "MemPool", "Stream", "StreamContext", "current_device", "current_stream",
     "default_stream",
     "device", "device_count", "device_of", "empty_cache", "get_amp_supported_dtype",
     "get_device_capability", "get_device_name", "get_device_properties",
@@ -109,7 +110,7 @@ __all__ = [
     "reset_accumulated_host_memory_stats", "reset_accumulated_memory_stats",
     "reset_peak_host_memory_stats", "reset_peak_memory_stats", "seed", "seed_all",
     "set_device", "set_per_process_memory_fraction", "set_rng_state", "set_rng_state_all",
-    "set_stream", "stream", "synchronize",
+    "set_stream", "stream", "synchronize", "use_mem_pool",
 ]
 
 # ---- initialisation (lazy, and refused in a bad fork: see _lazy.py) -----------

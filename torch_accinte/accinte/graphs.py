@@ -12,8 +12,6 @@ is ``acStreamBeginCapture`` / ``acStreamEndCapture``, replay is
 from __future__ import annotations
 
 import gc
-import itertools
-import threading
 from typing import Literal
 
 import torch
@@ -21,6 +19,7 @@ from torch_accinte import _C
 
 from ._lazy import _lazy_init, is_initialized
 from .memory import empty_cache
+from .mempool import _new_pool_id
 from .streams import Stream
 from .streams import stream as stream_context
 
@@ -40,10 +39,6 @@ def is_current_stream_capturing() -> bool:
     return _C._is_current_stream_capturing()
 
 
-_pool_ids = itertools.count(1)
-_pool_ids_lock = threading.Lock()
-
-
 def graph_pool_handle() -> tuple[int, int]:
     """A new memory pool id, for captures that should share one pool.
 
@@ -52,8 +47,7 @@ def graph_pool_handle() -> tuple[int, int]:
     capture makes itself are ``(n, 0)``, so the two never collide. Creates
     nothing: the pool appears with the first capture that uses it.
     """
-    with _pool_ids_lock:
-        return (0, next(_pool_ids))
+    return _new_pool_id()
 
 
 class Graph(torch.accelerator.Graph):

@@ -19,13 +19,14 @@ from torch_accinte import _C
 
 from ._lazy import _is_in_bad_fork, _lazy_init
 from ._utils import _device_t, _get_device_index
+from .mempool import MemPool, use_mem_pool
 
 __all__ = [
     "empty_cache", "get_per_process_memory_fraction", "host_memory_stats",
     "max_memory_allocated", "max_memory_reserved", "mem_get_info", "memory_allocated",
     "memory_reserved", "memory_stats", "memory_summary", "reset_accumulated_host_memory_stats",
     "reset_accumulated_memory_stats", "reset_peak_host_memory_stats", "reset_peak_memory_stats",
-    "set_per_process_memory_fraction",
+    "set_per_process_memory_fraction", "MemPool", "use_mem_pool",
 ]
 
 
@@ -106,6 +107,22 @@ def get_per_process_memory_fraction(device: _device_t = None) -> float:
     """The fraction set by :func:`set_per_process_memory_fraction` (1.0 by default)."""
     _lazy_init()
     return _C._get_memory_fraction(_index(device))
+
+
+# LITERALINCLUDE START: ALLOCATOR SETTINGS AT RUN TIME
+def _set_allocator_settings(settings: str) -> None:
+    """Changes the caching allocator's settings as ``PYTORCH_ALLOC_CONF`` sets
+    them at start (``"max_split_size_mb:64,garbage_collection_threshold:0.6"``);
+    each applies from the next allocation (Note [accinte allocator settings]).
+    PyTorch parses the string for every accelerator and it replaces the
+    previous settings whole: a key it does not name returns to its default.
+    A bad key or value raises ``ValueError`` naming the string (PyTorch's own
+    message can be a bare "stoull"); the settings are the defaults then."""
+    try:
+        torch._C._accelerator_setAllocatorSettings(settings)
+    except (ValueError, RuntimeError) as error:
+        raise ValueError(f"invalid allocator settings {settings!r}: {error}") from error
+# LITERALINCLUDE END: ALLOCATOR SETTINGS AT RUN TIME
 
 
 def host_memory_stats() -> OrderedDict[str, Any]:

@@ -21,6 +21,7 @@
 
 #include <optional>
 #include <string>
+#include <thread>
 
 namespace py = pybind11;
 
@@ -243,6 +244,42 @@ py::dict memory_snapshot() {
   return result;
 }
 
+// LITERALINCLUDE START: MEMPOOL BINDINGS
+// use_mem_pool routes the calling thread's allocations, whatever the stream,
+// as torch.cuda's _cuda_beginAllocateCurrentThreadToPool does.
+void begin_allocate_current_thread_to_pool(c10::DeviceIndex device, c10::MempoolId_t id) {
+  c10::accinte::begin_allocate_to_pool(
+      device, id, [thread = std::this_thread::get_id()](const c10::accinte::AccInteStream&) {
+        return std::this_thread::get_id() == thread;
+      });
+}
+
+// A MemPool is gone: its use released, then its free segments returned if
+// it was the last user (torch.cuda's MemPool destructor).
+void release_mempool(c10::DeviceIndex device, c10::MempoolId_t id) {
+  c10::accinte::release_pool(device, id);
+  c10::accinte::empty_pool_cache(device, id);
+}
+// LITERALINCLUDE END: MEMPOOL BINDINGS
+
+void add_mempool_functions(py::module_& m) {
+  using no_gil = py::call_guard<py::gil_scoped_release>;
+  m.def("_mempool_create", &c10::accinte::create_or_incref_pool, py::arg("device"), py::arg("id"),
+        py::arg("use_on_oom"), py::arg("no_split"), no_gil(),
+        "Creates private pool `id` on a device (or takes one more use of it).");
+  m.def("_mempool_use_count", &c10::accinte::pool_use_count, py::arg("device"), py::arg("id"),
+        no_gil(), "Users holding private pool `id` (0 once released).");
+  m.def("_mempool_release", &release_mempool, py::arg("device"), py::arg("id"), no_gil(),
+        "Releases a MemPool's use of its pool and, with the last use, its free segments.");
+  m.def("_begin_allocate_current_thread_to_pool", &begin_allocate_current_thread_to_pool,
+        py::arg("device"), py::arg("id"), no_gil(),
+        "Routes this thread's allocations on a device to private pool `id` (one more use).");
+  m.def("_end_allocate_to_pool", &c10::accinte::end_allocate_to_pool, py::arg("device"),
+        py::arg("id"), no_gil(), "Stops routing allocations to private pool `id`.");
+  m.def("_release_pool", &c10::accinte::release_pool, py::arg("device"), py::arg("id"), no_gil(),
+        "Releases one use of private pool `id`.");
+}
+
 } // namespace
 
 // Adds _set_memory_fraction, _get_memory_fraction, _host_memory_stats,
@@ -289,5 +326,6 @@ void add_memory_functions(py::module_& m) {
 }
 
 const bool registered = register_functions(&add_memory_functions);
+const bool mempool_registered = register_functions(&add_mempool_functions);
 
 } // namespace torch_accinte
