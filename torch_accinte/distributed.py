@@ -48,17 +48,40 @@ def _create(opts, backend_options) -> object:
     # A bad ACCL_ENGINE or ACCL_SHM_SLOT_BYTES fails every rank before any rendezvous.
     choice = _engine_choice()
     slot_bytes = _slot_bytes() if choice != "gloo" else DEFAULT_SLOT_BYTES
-    gloo = dist.ProcessGroupGloo(opts.store, rank, size, timeout)
+    # Under torchrun the store may hold the keys of the attempt before a restart.
+    attempt_store = _store_of_this_attempt(opts.store)
+    gloo = dist.ProcessGroupGloo(attempt_store, rank, size, timeout)
     # The group's store outlives a destroyed group when a new one reuses its name (as the
     # default group does): keys of this creation live under a count of creations, the same
     # on every rank since every rank makes the same groups in the same order.
-    creation = opts.store.add(f"accl_engine/creations/{rank}", 1)
-    store = dist.PrefixStore(f"accl_engine/{creation}/", opts.store)
+    creation = attempt_store.add(f"accl_engine/creations/{rank}", 1)
+    store = dist.PrefixStore(f"accl_engine/{creation}/", attempt_store)
     if _engine(choice, store, rank, size) == "gloo":
         return _C.ProcessGroupACCL(gloo, rank, size, timeout)
     return _with_shm(store, rank, size, slot_bytes, lambda **shm: _C.ProcessGroupACCL(
         gloo, rank, size, timeout, **shm))
 # LITERALINCLUDE END: ACCL CREATOR
+
+
+# LITERALINCLUDE START: ACCL STORE OF THIS ATTEMPT
+def _store_of_this_attempt(store):
+    """The part of a group's store that belongs to this attempt of a torchrun launch.
+
+    torchrun's agent hosts the store its workers rendezvous on (the workers see
+    TORCHELASTIC_USE_AGENT_STORE=True) and, in PyTorch 2.13, keeps that one server across
+    ``--max-restarts`` (pytorch#135712): a restarted worker finds every key of the attempt
+    before, so Gloo's full mesh would read a dead peer's address and fail to connect, or
+    hang. Under a single agent (GROUP_WORLD_SIZE=1) every worker has the same
+    TORCHELASTIC_RESTART_COUNT, so the group's keys live under it. With several agents each
+    counts its own restarts (pytorch#108158) and the count cannot name the attempt: the
+    store is returned as is, and the launch needs TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 (a
+    new store at each restart; docs/chapters/distributed.md, "Elastic restarts").
+    """
+    env = os.environ
+    if env.get("TORCHELASTIC_USE_AGENT_STORE") != "True" or env.get("GROUP_WORLD_SIZE") != "1":
+        return store
+    return dist.PrefixStore(f"accl_attempt/{env.get('TORCHELASTIC_RESTART_COUNT', '0')}/", store)
+# LITERALINCLUDE END: ACCL STORE OF THIS ATTEMPT
 
 
 ENGINE_ENV = "ACCL_ENGINE"
