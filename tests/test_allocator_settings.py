@@ -150,18 +150,48 @@ def test_settings_change_at_run_time_and_bad_ones_are_refused():
     assert result["still"] == -1 and result["works"] == 3 * MiB
 
 
-def test_expandable_segments_warns_that_segments_keep_their_size():
-    script = """
-    import warnings
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        x = empty(30 * MiB)
-    print(json.dumps({"warnings": [str(w.message) for w in caught],
-                      "segments": stats()["segment.all.current"]}))
-    """
-    result = run(script, "expandable_segments:True")
-    assert any("expandable_segments" in message for message in result["warnings"])
-    assert result["segments"] == 1
+EXPANDABLE = """
+torch.accinte.memory._record_memory_history(max_entries=1000)
+a = empty(30 * MiB)
+b = empty(30 * MiB)
+contiguous = b.data_ptr() == a.data_ptr() + 30 * MiB
+start = a.data_ptr()
+del a, b
+c = empty(70 * MiB).fill_(5)   # more than either freed block
+s = stats()
+snap = torch.accinte.memory._snapshot()
+segments = [(seg["address"] == start, seg["total_size"], seg["is_expandable"])
+            for seg in snap["segments"]]
+result = {"contiguous": contiguous, "reserved": s["reserved_bytes.all.current"],
+          "segments": segments, "c_at_start": c.data_ptr() == start, "sum": int(c.sum()),
+          "maps": s["num_device_alloc"]}
+del c
+torch.accinte.empty_cache()
+s = stats()
+trace = torch.accinte.memory._snapshot()["device_traces"][0]
+result.update(after=s["reserved_bytes.all.current"],
+              unmapped=sorted(e["size"] for e in trace if e["action"] == "segment_unmap"),
+              mapped=[e["size"] for e in trace if e["action"] == "segment_map"])
+print(json.dumps(result))
+"""
+
+
+def test_expandable_segments_grow_in_place_and_shrink_on_empty_cache():
+    grown = run(EXPANDABLE, "expandable_segments:True")
+    # One range: 30 MiB took two 20 MiB pages, the next 30 MiB one more page
+    # right after it, and the 70 MiB tensor the three pages freed plus one.
+    assert grown["contiguous"] and grown["c_at_start"]
+    assert grown["segments"] == [[True, 80 * MiB, True]]
+    assert grown["reserved"] == 80 * MiB and grown["maps"] == 3
+    assert grown["sum"] == 5 * 70 * MiB
+    # The trace has each growth; empty_cache unmapped the large segment and
+    # the small pool's (the 2 MiB page of the sum's result).
+    assert sorted(grown["mapped"]) == [2 * MiB, 20 * MiB, 20 * MiB, 40 * MiB]
+    assert grown["after"] == 0 and grown["unmapped"] == [2 * MiB, 80 * MiB]
+    fixed = run(EXPANDABLE, None)
+    # Ordinary segments: the 70 MiB tensor fits neither freed 30 MiB segment.
+    assert fixed["reserved"] == 130 * MiB and fixed["maps"] == 3
+    assert not any(expandable for _, _, expandable in fixed["segments"])
 
 
 def test_this_process_runs_with_the_default_settings():

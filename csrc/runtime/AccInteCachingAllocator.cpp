@@ -78,15 +78,21 @@ Block* DeviceCachingAllocator::malloc(size_t nbytes, const AccInteStream& stream
     if (C10_UNLIKELY(garbage_collection_on())) {
       garbage_collect_cached_blocks(); // Note [accinte allocator settings]
     }
-    if (C10_UNLIKELY(CachingAllocator::AcceleratorAllocatorConfig::use_expandable_segments())) {
-      TORCH_WARN_ONCE("accinte: PYTORCH_ALLOC_CONF's expandable_segments is not supported; "
-                      "segments keep the size they were reserved with");
-    }
-    block = alloc_segment(alloc_size, pool, stream.id(), /*is_retry=*/false, context);
+    // Note [accinte expandable segments]: the device's own pools only.
+    const bool expandable = pool.owner == nullptr &&
+        CachingAllocator::AcceleratorAllocatorConfig::use_expandable_segments();
+    auto reserve = [&](bool is_retry) {
+      if (!expandable) {
+        return alloc_segment(alloc_size, pool, stream.id(), is_retry, context);
+      }
+      stats_.num_alloc_retries += is_retry ? 1 : 0;
+      return grow_expandable_segment(pool, stream.id(), size, context);
+    };
+    block = reserve(/*is_retry=*/false);
     if (block == nullptr && C10_LIKELY(!captures_underway())) {
       // See Note [accinte caching allocator]: free the cache, retry once.
       release_cached_blocks();
-      block = alloc_segment(alloc_size, pool, stream.id(), /*is_retry=*/true, context);
+      block = reserve(/*is_retry=*/true);
     }
     if (block == nullptr) {
       block = find_free_block_in_oom_pools(stream.id(), size); // MemPool(use_on_oom=True)
@@ -160,6 +166,7 @@ Block* DeviceCachingAllocator::use_block(Block* block, size_t size, size_t reque
   if (should_split(block, size)) {
     Block* remaining = block;
     block = new Block(device_, remaining->stream, size, &pool, remaining->ptr);
+    block->expandable = remaining->expandable;
     block->prev = remaining->prev;
     if (block->prev != nullptr) {
       block->prev->next = block;
@@ -375,7 +382,9 @@ void DeviceCachingAllocator::release_cached_blocks() {
   for (BlockPool* pool : {&large_blocks_, &small_blocks_}) {
     for (auto it = pool->blocks.begin(); it != pool->blocks.end();) {
       Block* block = *it++;
-      if (!block->is_split()) {
+      if (block->expandable != nullptr) {
+        shrink_expandable_segment(block); // changes or erases `block` only
+      } else if (!block->is_split()) {
         release_segment(block);
       }
     }

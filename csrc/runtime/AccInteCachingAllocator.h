@@ -87,6 +87,7 @@ constexpr size_t kMaxRequest = size_t{1} << 62;
 struct Block;
 struct BlockPool;
 struct PrivatePool;
+struct ExpandableSegment;
 
 // Size classes and splitting, with PYTORCH_ALLOC_CONF applied
 // (AccInteCachingAllocatorSettings.cpp, Note [accinte allocator settings]).
@@ -113,6 +114,7 @@ struct Block {
   Block* next = nullptr;
   int event_count = 0;             // events to complete before reuse
   size_t gc_count_base = 0;        // the pool's age clock when it became free
+  ExpandableSegment* expandable = nullptr; // the segment that grows in place, if any
   ska::flat_hash_set<Stream> stream_uses; // other streams, from recordStream
   std::shared_ptr<c10::GatheredContext> context_when_allocated;
   std::shared_ptr<c10::GatheredContext> context_when_segment_allocated; // segment head only
@@ -169,6 +171,19 @@ struct PrivatePool {
   int segments = 0;   // segments still owned, free or not
   BlockPool small_blocks;
   BlockPool large_blocks;
+};
+
+/// A segment that grows and shrinks in place (PYTORCH_ALLOC_CONF's
+/// expandable_segments; Note [accinte expandable segments]): an address range
+/// reserved once, physical pages mapped at its end as it grows.
+struct ExpandableSegment {
+  BlockPool* pool;
+  StreamId stream;
+  char* base = nullptr;
+  size_t reserved = 0;  // bytes of address space
+  size_t page = 0;      // bytes mapped at a time
+  std::vector<unsigned long long> pages; // mapped physical memory, in address order
+  size_t mapped() const { return pages.size() * page; }
 };
 
 /// Says whether an allocation on a stream belongs to a capture's pool.
@@ -261,6 +276,11 @@ class DeviceCachingAllocator {
   void synchronize_and_free_events();
   void release_cached_blocks();
   void release_pool_blocks(PrivatePool& pool);
+  // Expandable segments (AccInteCachingAllocatorExpandable.cpp).
+  Block* grow_expandable_segment(BlockPool& pool, StreamId stream, size_t size,
+                                 const std::shared_ptr<c10::GatheredContext>& context);
+  ExpandableSegment* expandable_segment_for(BlockPool& pool, StreamId stream);
+  void shrink_expandable_segment(Block* tail);
   void release_segment(Block* block);
   // Tells torch.profiler (profile_memory=True) of an allocation (delta > 0)
   // or free (delta < 0). Called with mutex_ held.
@@ -291,6 +311,7 @@ class DeviceCachingAllocator {
   TraceBuffer trace_;
   ska::flat_hash_map<MempoolId_t, std::unique_ptr<PrivatePool>, MempoolIdHash> private_pools_;
   std::vector<std::pair<MempoolId_t, AllocationFilter>> captures_underway_;
+  std::vector<std::unique_ptr<ExpandableSegment>> expandable_segments_;
 };
 
 } // namespace c10::accinte

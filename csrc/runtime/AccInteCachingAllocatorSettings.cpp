@@ -26,8 +26,7 @@ namespace c10::accinte {
 //     out-of-memory to release everything. Age is counted in free-block
 //     searches of the pool since the block became free;
 //   - large_segment_size_mb: the shared large-pool segment size (20 MiB).
-// expandable_segments is read but not implemented: segments keep their size
-// (the runtime has no virtual memory API to grow one in place).
+//   - expandable_segments: see Note [accinte expandable segments].
 
 using Config = c10::CachingAllocator::AcceleratorAllocatorConfig;
 
@@ -128,7 +127,7 @@ void DeviceCachingAllocator::garbage_collect_cached_blocks() {
   double total_age = 0.0;
   size_t candidates = 0;
   for (const Block* block : large_blocks_.blocks) {
-    if (!block->is_split()) {
+    if (!block->is_split() && block->expandable == nullptr) {
       total_age += static_cast<double>(large_blocks_.age(block));
       candidates += 1;
     }
@@ -145,7 +144,7 @@ void DeviceCachingAllocator::garbage_collect_cached_blocks() {
     for (auto it = large_blocks_.blocks.begin(); it != large_blocks_.blocks.end();) {
       Block* block = *it++;
       const auto age = static_cast<double>(large_blocks_.age(block));
-      if (!block->is_split() && age >= mean_age) {
+      if (!block->is_split() && block->expandable == nullptr && age >= mean_age) {
         freed = true;
         reclaimed += block->size;
         total_age -= age;

@@ -142,6 +142,7 @@ std::vector<TraceEntry> DeviceCachingAllocator::snapshot(std::vector<SegmentInfo
     segment.address = reinterpret_cast<size_t>(address);
     segment.stream = stream_handle(device_, head->stream);
     segment.is_large = !head->pool->is_small;
+    segment.is_expandable = head->expandable != nullptr;
     if (head->pool->owner != nullptr) {
       segment.owner_private_pool_id = head->pool->owner->id;
     }

@@ -113,7 +113,9 @@ AllocationRef unregister(void* p, acMemoryType type) {
   }
   AllocationRef a = std::move(it->second);
   table.remove(it);
-  if (type == acMemoryTypeDevice && !a->imported) {
+  // Imported memory is its exporter's; a reservation's capacity is its
+  // physical memory's (virtual_memory.cpp).
+  if (type == acMemoryTypeDevice && !a->imported && a->backing != Backing::Reserved) {
     table.used[a->device] -= a->size;
   }
   return a;
@@ -158,9 +160,6 @@ AllocationTable& allocationTable() {
   return *table;
 }
 
-namespace {
-
-// findAllocation; the caller holds allocationTableMutex().
 AllocationRef findAllocationLocked(const void* p) {
   const auto at = reinterpret_cast<uintptr_t>(p);
   const auto& byBase = allocationTable().byBase;
@@ -172,8 +171,6 @@ AllocationRef findAllocationLocked(const void* p) {
   const Allocation& a = *it->second;
   return at - it->first < a.size ? it->second : nullptr;
 }
-
-}  // namespace
 
 AllocationRef findAllocation(const void* p) {
   std::lock_guard<std::mutex> lock(allocationTableMutex());
@@ -275,7 +272,8 @@ acError_t acFree(void* devPtr) {
       return acSuccess;
     }
     const AllocationRef a = findDeviceBase(devPtr);
-    if (a == nullptr || a->imported) {  // IPC memory is released by acIpcCloseMemHandle
+    // IPC memory is released by acIpcCloseMemHandle, a reservation by acMemAddressFree.
+    if (a == nullptr || a->imported || a->backing == Backing::Reserved) {
       return acErrorInvalidDevicePointer;
     }
     // Like cudaFree: work already queued on the device may still use it.

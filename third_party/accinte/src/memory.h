@@ -24,6 +24,7 @@ enum class Backing {
   Heap,       // posix_memalign: pinned host memory
   Private,    // an anonymous private mmap: device memory that cannot be shared
   Shared,     // an mmap of a memfd: device memory, shareable (see Note [IPC] in ipc.cpp)
+  Reserved,   // an acMemAddressReserve range: its mapped parts are device memory
 };
 
 // One acMalloc, acMallocHost or acIpcOpenMemHandle block.
@@ -117,6 +118,8 @@ AllocationRef unregisterDevice(void* p);
 // The live allocation containing `p` (interior pointers included), or null.
 // Takes allocationTableMutex().
 AllocationRef findAllocation(const void* p);
+// findAllocation for a caller that holds allocationTableMutex().
+AllocationRef findAllocationLocked(const void* p);
 // findAllocation of two pointers (a copy's ends). Without the lock when the
 // thread asked about them last and the registry has not changed since: Note
 // [accinte finding allocations without the lock].

@@ -270,6 +270,36 @@ ACCINTE_API ACCINTE_NODISCARD acError_t acMemset(void* devPtr, int value, size_t
 ACCINTE_API ACCINTE_NODISCARD acError_t acMemsetAsync(void* devPtr, int value, size_t count,
                                                     acStream_t stream);
 
+/* ---- virtual memory (the CUDA driver's cuMem* calls) ---------------------- */
+/* Physical memory mapped into reserved address ranges, so that an allocation
+ * can grow in place (the caching allocator's expandable segments). Sizes are
+ * multiples of the granularity. Reservations and physical memory belong to
+ * the current device; a handle is mapped whole, at one address at a time.
+ * Mapped memory is device memory to kernels and copies. */
+typedef unsigned long long acMemGenericAllocationHandle_t;
+/* The granularity of reservations, physical memory and mappings (2 MiB). */
+ACCINTE_API ACCINTE_NODISCARD acError_t acMemGetAllocationGranularity(size_t* granularity);
+/* Reserves `size` bytes of address space; nothing in it is usable until
+ * mapped. Costs no device capacity. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acMemAddressReserve(void** ptr, size_t size);
+/* Returns a whole reservation; acErrorInvalidValue while anything in it is
+ * mapped. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acMemAddressFree(void* ptr, size_t size);
+/* Creates `size` bytes of physical memory; acErrorMemoryAllocation when the
+ * device's capacity would be exceeded. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acMemCreate(acMemGenericAllocationHandle_t* handle,
+                                                  size_t size);
+/* Releases a handle; its capacity returns once it is also unmapped. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acMemRelease(acMemGenericAllocationHandle_t handle);
+/* Maps all of `handle` (size: its size) at `ptr`, in a reservation of the
+ * same device where nothing is mapped yet. The memory's contents are
+ * undefined. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acMemMap(void* ptr, size_t size,
+                                               acMemGenericAllocationHandle_t handle);
+/* Unmaps the handles mapped in [ptr, ptr + size), which must be whole
+ * mappings side by side. As acFree, first waits for the device's streams. */
+ACCINTE_API ACCINTE_NODISCARD acError_t acMemUnmap(void* ptr, size_t size);
+
 /* ---- inter-process sharing (cudaIpc*) -------------------------------------- */
 /* A handle to the device allocation containing `devPtr` (any pointer inside
  * it). Another process opens it with acIpcOpenMemHandle, which maps the same
