@@ -3,10 +3,10 @@ one of which dies on the first attempt; the second attempt resumes from the chec
 first one left and trains to the weights of single-process CPU training.
 
 The file is also the training script torchrun runs (`python -m torch.distributed.run ...
-test_elastic_restart.py`): everything below `_train` runs inside the workers. Every wait is
+test_elastic_restart.py`): its `__main__` block runs `_train` in each worker. Every wait is
 bounded: the group's timeout, a deadline in each worker (faulthandler prints its stack and
-ends it), and the launch's own timeout here, so a restart that fails to connect fails the
-test in well under a minute instead of hanging CI.
+ends it) and the launch's own timeout here, so a restart that fails to connect fails the
+test within a minute instead of hanging CI (each launch takes 20 to 35 s on two busy cores).
 
 Why the restarted group could fail to connect, and the launcher settings, are in
 docs/chapters/distributed.md, "Elastic restarts".
