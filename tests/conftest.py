@@ -33,7 +33,7 @@ SLOW = [
     "tests/conformance/test_fidelity_checks.py",  # 117
     "tests/test_examples.py",  # 86: every example in an interpreter of its own
     "tests/test_thread_state.py",  # 53: every kernel kind in a child interpreter
-    "tests/distributed/",  # 51: spawned ranks
+    "tests/distributed/",  # 51, and about 50 for the two torchrun launches: spawned ranks
     "tests/conformance/test_dtype_refusals.py",  # 44
 ]
 

@@ -31,7 +31,7 @@ LR = 0.1
 GROUP_TIMEOUT = datetime.timedelta(seconds=15)
 WORKER_DEADLINE = 25.0  # seconds a worker may live, in each attempt
 LAUNCH_TIMEOUT = 55.0  # seconds for the whole torchrun launch, both attempts
-RESULTS_ENV = "ACCINTE_ELASTIC_TEST_DIR"
+RESULTS_ENV = "ELASTIC_RESTART_TEST_DIR"
 
 
 def _model() -> nn.Module:
