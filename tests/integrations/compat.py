@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
 
-RESULTS = Path(__file__).resolve().parents[2] / "build" / "ecosystem.json"
+# benchmarks/bench_ecosystem.py writes its own file, leaving the table's source alone.
+RESULTS = Path(os.environ.get("ACCINTE_ECOSYSTEM_RESULTS",
+                              Path(__file__).resolve().parents[2] / "build" / "ecosystem.json"))
 
 # What a user does to run the library on accinte; the table prints it as is.
 USER_ACTION = {
@@ -42,6 +45,8 @@ class Row:
     skipped: str = ""
     cpu_seconds: float = 0.0
     accinte_seconds: float = 0.0
+    # Per check: [check, CPU seconds, accinte seconds], for benchmarks/bench_ecosystem.py.
+    timings: list[list] = field(default_factory=list)
 
 
 _rows: dict[str, Row] = {}
@@ -64,6 +69,7 @@ def passed(library: str, check: str, cpu_seconds: float = 0.0, accinte_seconds: 
     """Records that `check` of `library` matched the CPU, with its timings."""
     row = _row(library)
     row.checks.append(check)
+    row.timings.append([check, cpu_seconds, accinte_seconds])
     row.cpu_seconds += cpu_seconds
     row.accinte_seconds += accinte_seconds
 
