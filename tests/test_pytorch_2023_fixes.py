@@ -119,3 +119,15 @@ def test_sparse_embedding_bag_gradients_are_the_cpus(case):
         assert w.grad.layout == torch.sparse_coo
         grads.append(w.grad.cpu().to_dense())
     assert torch.equal(grads[1], grads[0])
+
+
+@pytest.mark.parametrize("mean", [0.0, "tensor"])
+def test_normal_refuses_a_negative_std_element_at_the_call(mean):
+    # Data, but CUDA checks it at the call (its .item() waits): Note [accinte
+    # normal checks std at the call].
+    std = torch.tensor([1.0, -1.0], device=DEVICE)
+    m = torch.zeros(2, device=DEVICE) if mean == "tensor" else mean
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match=r"normal expects all elements of std >= 0.0"):
+            torch.normal(m, std)
+    torch.accinte.synchronize()

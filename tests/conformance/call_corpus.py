@@ -95,6 +95,8 @@ CALLS = {
     "bucketize into an out of another dtype": lambda d: torch.bucketize(
         torch.ones(3, device=d), torch.arange(3.0, device=d),
         out=torch.empty(3, dtype=torch.int32, device=d)),
+    "normal with a negative std element": lambda d: torch.normal(
+        torch.zeros(2, device=d), torch.tensor([1.0, -1.0], device=d)),
     "abs of float8_e8m0fnu": lambda d: torch.ones(3, device=d).to(torch.float8_e8m0fnu).abs(),
     "empty complex32 (experimental warning)": lambda d: torch.zeros(3, dtype=torch.chalf, device=d),
     "searchsorted of non-contiguous values (warning)": _searchsorted_non_contiguous,
