@@ -131,3 +131,27 @@ def test_normal_refuses_a_negative_std_element_at_the_call(mean):
         with pytest.raises(RuntimeError, match=r"normal expects all elements of std >= 0.0"):
             torch.normal(m, std)
     torch.accinte.synchronize()
+
+
+def test_embedding_bag_backwards_of_small_shapes_do_not_crash(run_python):
+    # The backward indexes with the forward's bag offsets, unchecked: run on
+    # host stand-ins' made-up values it read out of bounds (OpPlan's
+    # trusts_its_indices). A child: a crash fails this test only.
+    result = run_python("""
+import itertools, torch
+for max_norm, n, d, b, l in itertools.product([None, 3], *[[1, 2]] * 4):
+    for mode, (idt, odt) in itertools.product(["sum", "mean", "max"],
+                                              itertools.product([torch.int32, torch.int64], repeat=2)):
+        grads = []
+        for device in ("cpu", "accinte"):
+            torch.manual_seed(0)
+            bag = torch.nn.EmbeddingBag(n, d, mode=mode, max_norm=max_norm).to(device)
+            indices = torch.randint(n, (b * l,), dtype=idt).to(device)
+            offsets = torch.arange(0, b, dtype=odt).mul_(l).to(device)
+            bag(indices, offsets).backward(torch.ones(b, d, device=device))
+            grads.append(bag.weight.grad.cpu())
+        assert torch.equal(grads[0], grads[1]), (n, d, b, l, mode)
+print("ok")
+""")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["ok"]
