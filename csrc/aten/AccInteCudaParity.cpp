@@ -8,6 +8,7 @@
 
 #include <csrc/emulation/shims/Histc.h>
 #include <csrc/emulation/shims/LowPrecision.h>
+#include <csrc/emulation/shims/NormalStd.h>
 #include <csrc/aten/native/SyncBatchNorm.h>
 
 namespace at::native::accinte {
@@ -18,6 +19,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   // Half and bfloat16 computed in float, as CUDA does.
   for (const std::string& name : float_compute_operators()) {
     m.impl(name.c_str(), torch::CppFunction::makeFromBoxedFunction<&float_compute_kernel>());
+  }
+  // A negative element of a tensor std refused at the call, where CUDA's
+  // .item() waits for the check (Note [accinte normal checks std at the call]).
+  for (const char* const* name = normal_tensor_std_overloads(); *name != nullptr; ++name) {
+    m.impl(*name, torch::CppFunction::makeFromBoxedFunction<&normal_tensor_std_kernel>());
   }
   // nn.SyncBatchNorm.
   m.impl("batch_norm_stats", TORCH_FN(batch_norm_stats));

@@ -13,6 +13,7 @@
 #include <csrc/runtime/AccInteKernel.h>
 #include <csrc/runtime/AccInteStream.h>
 
+#include <exception>
 #include <functional>
 #include <utility>
 #include <vector>
@@ -36,6 +37,21 @@ struct CollectWarnings final : c10::WarningHandler {
     warnings.push_back(warning);
   }
   std::vector<c10::Warning> warnings;
+};
+
+/// A warning handler that ends the run at its first warning, by throwing
+/// WarningEndsRun: for a run on host stand-ins, whose outcome is dropped
+/// once it warned (FirstRun.h). See Note [accinte a warning ends a run on
+/// stand-ins] (FirstRun.cpp).
+struct EndRunOnWarning final : c10::WarningHandler {
+  struct WarningEndsRun : std::exception {
+    const char* what() const noexcept override { return "a warning ended the run"; }
+  };
+  void process(const c10::Warning& /*warning*/) override {
+    warned = true;
+    throw WarningEndsRun();
+  }
+  bool warned = false;
 };
 
 /// RAII: the scope of a CPU kernel's body on a worker. In order:

@@ -3,6 +3,9 @@ fidelity_runner.py): error inputs raise the CPU's exception type at the call,
 out= variants behave as the CPU's for preallocated, empty and wrongly-shaped
 outputs, repeated calls and in-place variants give the CPU's result every time.
 
+The calls of call_corpus.py, which no OpInfo makes, are held to the same
+rules, one test each.
+
 Known exceptions are data (known_failures.py, FIDELITY_EXCEPTIONS), each with
 its reason. A failure not listed fails the test, and so does a listed one that
 no longer fails, so the list stays exact.
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import pytest
 
+from .call_corpus import CALLS, check_call
 from .fidelity_runner import CHECKS, run_checks
 from .known_failures import FIDELITY_EXCEPTIONS
 from .opinfo_runner import op_db, op_key
@@ -46,3 +50,9 @@ def test_fidelity_figures():
         print(f"\nfidelity {check}: {total['compared']} compared, {total['failed']} failing, "
               f"{100 * rate:.2f}% pass")
 # LITERALINCLUDE END: TESTING FIDELITY TESTS
+
+
+@pytest.mark.parametrize("name", list(CALLS))
+def test_call_corpus(name):
+    why = check_call(name)
+    assert why is None, f"{name}: {why}"

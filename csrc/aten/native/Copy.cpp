@@ -12,6 +12,7 @@
 #include <csrc/emulation/CpuAlias.h>
 #include <csrc/emulation/CpuKernel.h>
 
+#include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 
 #include <csrc/runtime/AccInteEvent.h>
@@ -87,6 +88,21 @@ void finish_host_copy(const AccInteStream& stream, const at::Tensor& host, bool 
 }
 // LITERALINCLUDE END: HOST ALLOCATOR NON BLOCKING COPY
 
+// The shape check the CPU's copy_ makes through its TensorIterator, which
+// copy_ builds only for the devices it knows: for any other it calls
+// _copy_from first. dst is the iterator's first operand and is never
+// resized, so src must broadcast to dst's shape; the messages are the
+// iterator's. Checked on the calling thread, before anything is queued: a
+// kernel would raise it at the next synchronize instead.
+void check_copy_shapes(const at::Tensor& src, const at::Tensor& dst) {
+  if (src.sizes().equals(dst.sizes())) {
+    return;
+  }
+  const auto shape = at::infer_size_dimvector(dst.sizes(), src.sizes());
+  TORCH_CHECK(dst.sizes().equals(shape), "output with shape ", dst.sizes(),
+              " doesn't match the broadcast shape ", shape);
+}
+
 // LITERALINCLUDE START: STREAM CROSS DEVICE COPY
 void copy_between_devices(const at::Tensor& src, const at::Tensor& dst) {
   const AccInteStream src_stream = getCurrentAccInteStream(src.device().index());
@@ -109,6 +125,7 @@ void copy_between_devices(const at::Tensor& src, const at::Tensor& dst) {
 // LITERALINCLUDE START: COPY_FROM
 at::Tensor _copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
   TORCH_CHECK(self.defined() && dst.defined(), "copy of an undefined tensor");
+  check_copy_shapes(self, dst);
   if (self.numel() == 0 || dst.numel() == 0) {
     return dst;
   }
@@ -142,7 +159,7 @@ at::Tensor _copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_bl
 
 at::Tensor _copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
   dst.resize_(self.sizes());
-  return _copy_from(self, dst, /*non_blocking=*/false);
+  return accinte::_copy_from(self, dst, /*non_blocking=*/false); // not at::'s (ADL)
 }
 
 } // namespace at::native::accinte

@@ -48,6 +48,16 @@ at::Tensor new_accinte_tensor(size_t nbytes, c10::ScalarType dtype) {
 }
 // LITERALINCLUDE END: STORAGE NEW TENSOR
 
+// The warning every device's empty kernel gives for complex32 (the CPU's and
+// CUDA's through at::detail::empty_generic, whose helper is not exported):
+// the same text, once per process unless torch.set_warn_always(True).
+void warn_if_complex_half(c10::ScalarType dtype) {
+  if (dtype == c10::kComplexHalf) {
+    TORCH_WARN_ONCE("ComplexHalf support is experimental and many operators don't support it "
+                    "yet.");
+  }
+}
+
 // Grows the storage of `self` so that it covers its sizes, strides and
 // offset; never shrinks it (the CPU rule).
 void ensure_storage_fits(at::TensorImpl* self) {
@@ -75,6 +85,7 @@ at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarT
   AccInteGuard guard(index_of(device));
   at::detail::check_size_nonnegative(size);
   const c10::ScalarType scalar_type = c10::dtype_or_default(dtype);
+  warn_if_complex_half(scalar_type);
   at::Tensor tensor = new_accinte_tensor(
       at::detail::computeStorageNbytesContiguous(size, c10::elementSize(scalar_type)),
       scalar_type);
@@ -96,6 +107,7 @@ at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
   AccInteGuard guard(index_of(device));
   at::detail::check_size_nonnegative(size);
   const c10::ScalarType scalar_type = c10::dtype_or_default(dtype);
+  warn_if_complex_half(scalar_type);
   at::Tensor tensor = new_accinte_tensor(
       at::detail::computeStorageNbytes(size, stride, c10::elementSize(scalar_type)),
       scalar_type);

@@ -7,6 +7,7 @@
 #include <csrc/emulation/fallback/FallbackCommon.h>
 #include <csrc/emulation/LayoutAlias.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstring>
@@ -185,6 +186,18 @@ CpuArguments::SettleList CpuArguments::to_settle() && {
 
 namespace {
 
+// Note [accinte a tensor passed twice]
+// A CPU kernel tells an argument passed twice by identity: TensorIterator
+// marks an output that `is_same` as an input read-write, and then refuses to
+// resize it (ldexp_ is mul.out(self, self, other): the CPU refuses a
+// broadcast that would grow self, with "output with shape [3] doesn't match
+// the broadcast shape [2, 3]"). Two aliases of one device tensor would be two
+// TensorImpls over one storage, so the kernel would resize the output
+// instead, with a warning, where the CPU raises. Each device TensorImpl of a
+// call therefore becomes one host tensor, whichever argument it comes in.
+// Not with `components`: those aliases carry their argument's requires_grad
+// flag and are never shared.
+
 // LITERALINCLUDE START: EXECUTION CPU ARGUMENTS
 // Fills `cpu` (empty) as cpu_arguments describes; false where it returns
 // nullopt. Built in place: the queued path's arguments are never moved.
@@ -198,6 +211,9 @@ bool fill_cpu_arguments(CpuArguments& cpu, const c10::FunctionSchema& schema,
   // Aliases given requires_grad (with `components`) are never shared.
   const bool reuse = memory == HostMemory::kDevice && !components;
   HostStorages storages(memory, max_bytes, reuse);
+  // A tensor passed twice gets one host tensor (Note [accinte a tensor passed
+  // twice]). A handful per call at most: a linear search.
+  c10::SmallVector<std::pair<const c10::TensorImpl*, at::Tensor>, 4> seen;
   bool complete = true;
   for (size_t i = 0; i < args.size(); ++i) {
     const c10::AliasInfo* alias = schema.arguments()[i].alias_info();
@@ -224,8 +240,17 @@ bool fill_cpu_arguments(CpuArguments& cpu, const c10::FunctionSchema& schema,
         }
         return host;
       }
-      cpu.device_tensors.push_back(t);
-      at::Tensor host = storages.alias(t);
+      const c10::TensorImpl* impl = t.unsafeGetTensorImpl();
+      const auto same = std::find_if(seen.begin(), seen.end(),
+                                     [&](const auto& entry) { return entry.first == impl; });
+      at::Tensor host;
+      if (same != seen.end() && !components) {
+        host = same->second;
+      } else {
+        cpu.device_tensors.push_back(t);
+        host = storages.alias(t);
+        seen.emplace_back(impl, host);
+      }
       complete = complete && host.defined();
       if (written && memory == HostMemory::kDevice) {
         cpu.written.push_back({t, host, DeferredCpuAlias::of_alias(host)});

@@ -348,7 +348,9 @@ void accinte_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     // synchronously, except while capturing: nothing may wait for a
     // capturing stream, so the Meta kernel plans the call alone.
     const auto meta = meta_record(op, plan, args, /*planning=*/false);
-    const auto checked = meta ? check_on_stand_ins(op, plan, args, *meta) : std::nullopt;
+    const auto checked = meta && !plan.trusts_its_indices
+                             ? check_on_stand_ins(op, plan, args, *meta)
+                             : std::nullopt;
     if (checked) {
       remember_launch(signature, *checked);
       if (launch_async(call, *checked)) {

@@ -6,6 +6,7 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <csrc/emulation/CpuAlias.h>
+#include <csrc/emulation/LayoutAlias.h>
 #include <csrc/emulation/fallback/CpuArguments.h>
 #include <csrc/emulation/fallback/FallbackCommon.h>
 #include <csrc/emulation/fallback/FallbackSync.h>
@@ -81,6 +82,19 @@ bool fresh_result_aliases(const OpPlan& plan, c10::ArrayRef<IValue> results,
   return aliases;
 }
 
+// A dense operator may return a sparse tensor (_embedding_bag_backward with
+// sparse=True): a layout a meta mirror cannot record (it has no storage) nor
+// a queued call allocate, so every call of its signature runs synchronously.
+bool has_sparse_result(c10::ArrayRef<IValue> results) {
+  bool sparse = false;
+  for (const IValue& result : results) {
+    for_each_tensor(result, [&](const at::Tensor& t) {
+      sparse |= t.defined() && has_components(t);
+    });
+  }
+  return sparse;
+}
+
 // Equal bytes over the span of two CPU tensors of the same layout. Bytes in
 // the gaps of a non-dense layout count too, which can only make the
 // comparison fail, never pass wrongly.
@@ -124,7 +138,9 @@ std::optional<torch::jit::Stack> stand_ins(const c10::FunctionSchema& schema,
 // LITERALINCLUDE END: EXECUTION STAND INS
 
 // Runs the out= overload on the stand-ins `inputs` into outputs laid out as
-// the functional operator's `results` and compares the bytes. A kernel that
+// the functional operator's `results` and compares the bytes; an overload
+// that warns keeps the functional operator (Note [accinte a warning ends a
+// run on stand-ins]). A kernel that
 // treats a preallocated output otherwise (binary_cross_entropy.out into a
 // 0-dim output reduces another way, on the CPU itself) or that cannot
 // write this layout fails, and the calls keep the functional operator.
@@ -152,8 +168,8 @@ bool out_route_agrees(const OpPlan& plan, const torch::jit::Stack& inputs,
     }));
   }
   try {
-    DiscardWarnings discard;
-    c10::WarningUtils::WarningHandlerGuard quiet(&discard);
+    EndRunOnWarning warned; // a warning spent here would be lost to the caller
+    c10::WarningUtils::WarningHandlerGuard end_on_warning(&warned);
     plan.out_variant->redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &stack);
   } catch (const std::exception&) {
     return false;
@@ -243,6 +259,18 @@ std::optional<LaunchRecord> meta_record(const c10::OperatorHandle& op, const OpP
   return record;
 }
 
+// Note [accinte a warning ends a run on stand-ins]
+// A run on stand-ins that warns is dropped: the call then runs for real,
+// synchronously, and its warnings reach the caller. The stand-in run must
+// not spend them first. TORCH_WARN_ONCE warns once per process through a
+// function-local static whose initializer warns; the first call's warning
+// would go to the stand-in run's handler and the real run would give none
+// (torch.searchsorted's "input value tensor is non-contiguous"). So the
+// handler of a stand-in run throws at the first warning (EndRunOnWarning):
+// the static's initialization then exits by an exception, is not complete,
+// and runs again, warning, in the real call. The run is abandoned at that
+// point, which costs nothing: its outcome would have been dropped.
+
 // LITERALINCLUDE START: EXECUTION FIRST RUN
 std::optional<LaunchRecord> check_on_stand_ins(const c10::OperatorHandle& op, const OpPlan& plan,
                                                c10::ArrayRef<IValue> args,
@@ -252,17 +280,20 @@ std::optional<LaunchRecord> check_on_stand_ins(const c10::OperatorHandle& op, co
     return std::nullopt;
   }
   const torch::jit::Stack inputs = *stack; // the same tensors, kept past the call
-  CollectWarnings warned;
+  EndRunOnWarning warned;
   try {
-    c10::WarningUtils::WarningHandlerGuard collect(&warned);
+    c10::WarningUtils::WarningHandlerGuard end_on_warning(&warned);
     c10::impl::ExcludeDispatchKeyGuard no_autograd(
         c10::autograd_dispatch_keyset_with_ADInplaceOrView);
     op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &*stack);
   } catch (const std::exception&) {
-    return std::nullopt; // the real call shows whether the error was the stand-ins' values
+    // The real call shows whether the error was the stand-ins' values; a
+    // warning must reach the caller at every call, so a call that warns
+    // runs synchronously.
+    return std::nullopt;
   }
-  if (!warned.warnings.empty() || stack->size() != plan.returns.size()) {
-    return std::nullopt; // a warning must reach the caller at every call
+  if (stack->size() != plan.returns.size() || has_sparse_result(*stack)) {
+    return std::nullopt;
   }
   LaunchRecord record;
   record.mirrors.resize(args.size());
@@ -290,6 +321,10 @@ void run_first_call(const c10::OperatorHandle& op, const OpPlan& plan, torch::ji
                                       plan.returns.size());
   LaunchRecord record;
   record.mirrors.resize(num_args);
+  if (has_sparse_result(results)) {
+    remember_launch(std::move(signature), std::move(record)); // not asynchronous
+    return;
+  }
   for (const int j : plan.mutated_args) {
     record.mirrors[j] = map_tensors(args[j], meta_mirror);
   }

@@ -25,6 +25,21 @@ bool is_data_dependent(std::string_view name) {
   return ops.count(name) > 0;
 }
 
+// Operators whose CPU kernels index memory with integer tensors that another
+// kernel made (the forward's bag offsets, the pooling's argmax) and so do not
+// check them: made-up values would read or write out of bounds. Their first
+// call of a signature runs on the real arguments (OpPlan::trusts_its_indices).
+bool trusts_its_indices(std::string_view name) {
+  static const std::unordered_set<std::string_view> ops = {
+      "aten::_embedding_bag_backward", "aten::_embedding_bag_dense_backward",
+      "aten::_embedding_bag_sparse_backward", "aten::_embedding_bag_per_sample_weights_backward",
+      "aten::max_pool2d_with_indices_backward", "aten::max_pool3d_with_indices_backward",
+      "aten::adaptive_max_pool2d_backward", "aten::adaptive_max_pool3d_backward",
+      "aten::fractional_max_pool2d_backward", "aten::fractional_max_pool3d_backward",
+  };
+  return ops.count(name) > 0;
+}
+
 bool is_tensor_type(const c10::TypePtr& type) {
   return type->kind() == c10::TypeKind::TensorType;
 }
@@ -140,6 +155,7 @@ std::unique_ptr<OpPlan> make_plan(const c10::OperatorHandle& op) {
     plan->draws_random |= (optional ? optional->getElementType() : type)->kind() ==
                           c10::TypeKind::GeneratorType;
   }
+  plan->trusts_its_indices = trusts_its_indices(name);
   plan->can_run_async = returns_only_tensors && !is_data_dependent(name) &&
                         !is_data_dependent(name + "." + schema.overload_name()) &&
                         op.hasKernelForDispatchKey(c10::DispatchKey::Meta);

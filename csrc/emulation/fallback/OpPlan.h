@@ -48,6 +48,11 @@ struct OpPlan {
   /// boolean masks among them make output shapes depend on the data, which
   /// only the Meta kernel (raising on them) tells apart.
   bool takes_indices = false;
+  /// The CPU kernel indexes memory with integer tensors another kernel made
+  /// (embedding_bag's and max pooling's backwards) without checking them: it
+  /// is never run on host stand-ins, whose made-up values could be out of
+  /// bounds; the first call of a signature runs on the real arguments.
+  bool trusts_its_indices = false;
   /// Every return is a written argument (in-place and out= overloads): the
   /// outputs exist before the call.
   bool outputs_given = false;
