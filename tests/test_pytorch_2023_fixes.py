@@ -155,3 +155,22 @@ print("ok")
 """)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split() == ["ok"]
+
+
+@pytest.mark.parametrize("indexed, index", [("cpu", DEVICE), (DEVICE, "accinte:1")])
+def test_indices_on_another_device_than_the_indexed_tensor_are_refused(indexed, index):
+    # PyTorch's rule for every device: indices on the CPU or on the indexed
+    # tensor's device. Without the check the fallback indexed a CPU tensor
+    # with accinte indices and returned an accinte tensor.
+    if torch.accinte.device_count() < 2 and index == "accinte:1":
+        pytest.skip("needs two accinte devices")
+    x = torch.randn(3, 4, device=indexed)
+    i = torch.tensor([0, 2, 1], device=index)
+    expected = ("indices should be either on cpu or on the same device as the indexed tensor "
+                rf"\({x.device}\)")
+    with pytest.raises(RuntimeError, match=expected):
+        x[i]
+    with pytest.raises(RuntimeError, match=expected):
+        x[i] = 1.0
+    torch.accinte.synchronize()
+    assert torch.equal(x.cpu()[i.cpu()], x[i.cpu()].cpu())  # CPU indices stay allowed

@@ -182,7 +182,7 @@ struct ExpandableSegment {
   char* base = nullptr;
   size_t reserved = 0;  // bytes of address space
   size_t page = 0;      // bytes mapped at a time
-  std::vector<unsigned long long> pages; // mapped physical memory, in address order
+  std::vector<acMemGenericAllocationHandle_t> pages; // mapped physical memory, in order
   size_t mapped() const { return pages.size() * page; }
 };
 

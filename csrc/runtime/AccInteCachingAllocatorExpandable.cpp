@@ -86,7 +86,7 @@ Block* DeviceCachingAllocator::grow_expandable_segment(
   }
   AccInteGuard guard(device_);
   for (size_t i = 0; i < pages; ++i) {
-    unsigned long long handle = 0;
+    acMemGenericAllocationHandle_t handle = 0;
     acError_t error = acMemCreate(&handle, segment->page);
     if (error == acSuccess) {
       error = acMemMap(end + i * segment->page, segment->page, handle);

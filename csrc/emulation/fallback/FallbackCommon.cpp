@@ -27,6 +27,17 @@ bool is_generator_type(const c10::TypePtr& type) {
 } // namespace
 
 c10::Device call_device(c10::ArrayRef<c10::IValue> args, bool accepts_host_tensors) {
+  if (accepts_host_tensors && args.size() > 1 && args[0].isTensor()) {
+    // Indexing: the indexed tensor decides, as the Meta function of index
+    // does: each index on the CPU or on its device (a CPU tensor indexed with
+    // accinte indices is refused, not computed on the device).
+    const c10::Device indexed = args[0].toTensor().device();
+    for_each_tensor(args[1], [&](const at::Tensor& t) {
+      TORCH_CHECK(!t.defined() || t.is_cpu() || t.device() == indexed, "indices should be "
+                  "either on ", c10::kCPU, " or on the same device as the indexed tensor (",
+                  indexed, ")");
+    });
+  }
   std::optional<c10::Device> device;
   std::optional<c10::Device> host;
   for (const c10::IValue& value : args) {

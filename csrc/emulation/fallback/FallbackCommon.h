@@ -57,7 +57,9 @@ c10::IValue map_tensors(const c10::IValue& value, F&& f) {
 /// indexed accinte device argument, else the current device. Throws the
 /// same-device error for accinte tensors on two devices, and for accinte
 /// tensors beside a host tensor with elements or components (a 0-dim host
-/// tensor is a scalar and allowed, as on CUDA) unless `accepts_host_tensors`.
+/// tensor is a scalar and allowed, as on CUDA) unless `accepts_host_tensors`;
+/// then (indexing) each index must be on the CPU or on the indexed tensor's
+/// device, as PyTorch requires.
 c10::Device call_device(c10::ArrayRef<c10::IValue> args, bool accepts_host_tensors);
 
 /// Replaces every generator argument of `schema` in `stack` (whose arguments
