@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
+from torch.testing._internal.common_utils import DeterministicGuard
 
 from held_stream import hold_stream
 
@@ -86,7 +87,7 @@ for _ in range(2):
 
 
 def test_a_kernel_computes_in_the_default_dtype_it_was_launched_under():
-    # Note [accinte kernels and the default dtype]: integer true division
+    # Note [accinte kernels and process-wide settings]: integer true division
     # computes in the default dtype, which the kernel reads when it runs.
     torch.manual_seed(0)
     a, b = torch.randint(-2**62, 2**62, (2, 4096))
@@ -101,6 +102,28 @@ def test_a_kernel_computes_in_the_default_dtype_it_was_launched_under():
     finally:
         torch.set_default_dtype(torch.float32)
     assert torch.equal(got.cpu(), expected)
+
+
+def test_index_copy_queued_under_deterministic_algorithms_keeps_the_last_repeated_index():
+    # test_torch.py::test_index_copy_deterministic: the CPU kernel copies
+    # serially while deterministic algorithms are on and in parallel, racing
+    # between repeated indices, while they are off; it reads the process-wide
+    # flag when it runs (Note [accinte kernels and process-wide settings]).
+    # Queued under DeterministicGuard and run after the guard ended, it kept
+    # another repeated index's row than the CPU once the worker's threads had
+    # run a parallel kernel (the earlier test_index_add_deterministic).
+    torch.manual_seed(0)
+    x, src = torch.zeros(2000, 4, 3), torch.rand(40000, 4, 3)
+    index = torch.randint(2000, (40000,))
+    with DeterministicGuard(True):
+        expected = torch.index_copy(x, 0, index, src)
+    dx, dindex, dsrc = x.to(DEVICE), index.to(DEVICE), src.to(DEVICE)
+    dx.index_add(0, dindex, dsrc).cpu()  # a parallel kernel on the worker's threads
+    for _ in range(3):  # the first call of the signature, and queued ones
+        with hold_stream(timeout=1):
+            with DeterministicGuard(True):
+                got = torch.index_copy(dx, 0, dindex, dsrc)  # queued behind the held kernel
+        assert torch.equal(got.cpu(), expected)
 
 
 @pytest.mark.parametrize("case", ["padding_idx", "half", "per_sample_weights"])

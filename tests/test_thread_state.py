@@ -21,6 +21,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from held_stream import hold_stream
+
 SEEN: dict = {}
 
 
@@ -36,6 +38,8 @@ def observe(x: torch.Tensor) -> torch.Tensor:
         autocast_accinte_dtype=torch.get_autocast_dtype("accinte"),
         autocast_cache=torch.is_autocast_cache_enabled(),
         deterministic=torch.are_deterministic_algorithms_enabled(),
+        deterministic_warn_only=torch.is_deterministic_algorithms_warn_only_enabled(),
+        fill_uninitialized=torch.utils.deterministic.fill_uninitialized_memory,
         default_dtype=torch.get_default_dtype(),
         threads=torch.get_num_threads(),
         functionalize_excluded=torch._C._dispatch_tls_is_dispatch_key_excluded(
@@ -258,6 +262,49 @@ def test_default_dtype():
         assert seen_in_kernel()["default_dtype"] == torch.float64
     finally:
         torch.set_default_dtype(before)
+
+
+def _set_fill(mode):
+    torch.utils.deterministic.fill_uninitialized_memory = mode  # a module property
+
+
+# Process-wide settings (Note [accinte kernels and process-wide settings]):
+# (set it, what the kernel saw of it, the value set, the value to restore).
+PROCESS_SETTINGS = {
+    "use_deterministic_algorithms": (torch.use_deterministic_algorithms,
+                                     "deterministic", True, False),
+    "warn_only": (lambda on: torch.use_deterministic_algorithms(True, warn_only=on),
+                  "deterministic_warn_only", True, False),
+    "set_deterministic_debug_mode": (lambda on: torch.set_deterministic_debug_mode(
+        "error" if on else "default"), "deterministic", True, False),
+    "fill_uninitialized_memory": (lambda on: _set_fill(not on), "fill_uninitialized",
+                                  False, True),
+    "set_default_dtype": (lambda on: torch.set_default_dtype(
+        torch.float64 if on else torch.float32), "default_dtype", torch.float64, torch.float32),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROCESS_SETTINGS))
+def test_a_queued_kernel_runs_under_the_process_settings_of_its_launch(name):
+    # One value for the process: the setter waits for the queued kernel, which
+    # would otherwise read the value set after its launch. The held stream
+    # keeps the kernel queued until the setter is called.
+    set_it, key, value, restored = PROCESS_SETTINGS[name]
+    x = torch.ones(3, device="accinte")
+    observe(x)  # the first call of the signature, checked at the call
+    torch.accinte.synchronize()
+    set_it(True)
+    try:
+        with hold_stream(timeout=1):
+            SEEN.clear()
+            observe(x)  # queued behind the held kernel
+            set_it(False)  # waits for it
+        torch.accinte.synchronize()
+        assert SEEN[key] == value
+    finally:
+        set_it(False)
+        torch.use_deterministic_algorithms(False)
+    assert seen_in_kernel()[key] == restored
 
 
 def test_intra_op_thread_count():

@@ -73,11 +73,11 @@ def _register_backend() -> None:
     from torch_accinte.accinte import _dlpack
 
     _dlpack.install()
-    # Kernels run under the default dtype they were launched under (Note
-    # [accinte kernels and the default dtype]).
-    from torch_accinte.accinte import _default_dtype
+    # Kernels run under the default dtype and deterministic-algorithms setting
+    # they were launched under (Note [accinte kernels and process-wide settings]).
+    from torch_accinte.accinte import _process_settings
 
-    _default_dtype.install()
+    _process_settings.install()
     # Python registrations name the device, so they come after the rename.
     from torch_accinte.accinte import ops  # noqa: F401
     # Libraries with device lists of their own learn about accinte when they

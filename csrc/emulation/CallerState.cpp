@@ -29,8 +29,11 @@
 // they crashed the process): WorkerStateGuard first gives the thread the
 // state of a fresh thread, as the worker's is.
 //
-// Deterministic algorithms, the default dtype and matmul precision are
-// process-wide (at::globalContext()) and need no carrying. The included
+// Deterministic algorithms and the default dtype are process-wide
+// (at::globalContext(), c10::get_default_dtype()): one copy, which cannot be
+// given to one thread. CPU kernels read them when they run, so their Python
+// setters wait for the queued kernels instead (Note [accinte kernels and
+// process-wide settings], torch_accinte/accinte/_process_settings.py). The included
 // dispatch keys are not carried: they serve what runs above the backend
 // (Python modes, functorch transforms, functionalization, pre-dispatch
 // tracing), whose state (mode stacks, transform levels) belongs to the

@@ -26,6 +26,7 @@ import warnings
 
 import torch
 import torch.nn.functional as F
+from torch.testing._internal.common_utils import DeterministicGuard
 
 from .dtype_refusals import same_message
 
@@ -56,6 +57,16 @@ def _true_division_in_float64(device):
     a, b = (t.to(device) for t in torch.randint(-2**62, 2**62, (2, 4096)))
     with _default_dtype(torch.float64):
         result = torch.divide(a, b)  # computes in the default dtype
+    return result
+
+
+def _index_copy_of_repeated_indices_deterministic(device):
+    torch.manual_seed(0)
+    x, src = torch.zeros(2000, 4, 3).to(device), torch.rand(40000, 4, 3).to(device)
+    index = torch.randint(2000, (40000,)).to(device)
+    x.index_add(0, index, src)  # a parallel kernel: the kernels' threads are started
+    with DeterministicGuard(True):
+        result = torch.index_copy(x, 0, index, src)  # serial: the last repeated index wins
     return result
 
 
@@ -101,6 +112,8 @@ CALLS = {
     "empty complex32 (experimental warning)": lambda d: torch.zeros(3, dtype=torch.chalf, device=d),
     "searchsorted of non-contiguous values (warning)": _searchsorted_non_contiguous,
     "integer true division under a float64 default dtype": _held_then(_true_division_in_float64),
+    "index_copy of repeated indices under deterministic algorithms": _held_then(
+        _index_copy_of_repeated_indices_deterministic),
     "sparse embedding_bag gradient, padding_idx": _sparse_embedding_bag_grad(torch.float32, 1),
     "sparse embedding_bag gradient, half": _sparse_embedding_bag_grad(torch.half),
     "sparse embedding_bag gradient, per-sample weights": _sparse_embedding_bag_grad(
