@@ -186,3 +186,17 @@ def test_a_file_whose_pairs_all_fail_is_not_ok(tmp_path):
 def test_agreement_is_never_rounded_up():
     assert report._percent(99996, 100000) == "99.99%"
     assert report._percent(3, 3) == "100.00%"
+
+
+def test_a_2023_setup_calling_super_of_its_class_runs(tmp_path):
+    # test_linalg.py's setUp: super(self.__class__, self).setUp() recursed in
+    # every test on both devices before the shim (pytorch_tests_compat.WRAPS).
+    result = subprocess.run(
+        [sys.executable, str(REPO / "tools" / "run_pytorch_tests.py"), str(FIXTURE),
+         "test_tiny_super_of_class.py", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = _rows(result.stdout)
+    row = dict(zip(rows["file"], rows["test_tiny_super_of_class.py"]))
+    assert row == {**row, "paired": "2", "device-only failures": "0", "CPU-only failures": "0",
+                   "both fail": "0", "agreement": "100.00%", "status": "ok"}
