@@ -40,6 +40,10 @@ def train_step(x_host, y_host):
         x = x_host.to(device, non_blocking=True)
         y = y_host.to(device, non_blocking=True)
     torch.accinte.current_stream().wait_stream(copy_stream)
+    # Allocated on copy_stream, used here: without this, the next step's copies
+    # could take their memory while this step's backward still reads it.
+    x.record_stream(torch.accinte.current_stream())
+    y.record_stream(torch.accinte.current_stream())
     optimizer.zero_grad()
     loss = nn.functional.cross_entropy(model(x), y)
     loss.backward()

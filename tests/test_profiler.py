@@ -125,6 +125,9 @@ def test_sleep_kernel_lasts_its_time_and_starts_after_its_launch(tmp_path):
 def test_two_streams_give_two_rows(tmp_path):
     a = torch.ones(1000, device="accinte")
     side = torch.accinte.Stream()
+    # `a` is filled on the default stream: without this wait the side stream may
+    # read it before the fill has run, a race in the test as it would be on CUDA.
+    side.wait_stream(torch.accinte.current_stream())
     with profile(activities=DEVICE_ACTIVITIES) as prof:
         b = a * 2
         with torch.accinte.stream(side):

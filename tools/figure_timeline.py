@@ -44,6 +44,7 @@ device = torch.device("accinte")
 main, side = torch.accinte.current_stream(), torch.accinte.Stream()
 a = torch.randn(512, 512, device=device)
 b = torch.randn(512 * 512, device=device)
+side.wait_stream(main)  # the side stream reads b, filled on main
 
 
 def step(trace):

@@ -5,7 +5,9 @@
 # process with libasan preloaded. Arguments go to pytest; without any it runs
 # the robustness suite and the runtime tests, and any argument replaces that
 # default (options alone run the whole suite, pytest's testpaths); `tests` is
-# the whole suite (see docs/chapters/testing.md).
+# the whole suite (see docs/chapters/testing.md). It builds file by file with
+# no precompiled header, so it is also the build that shows a file that does not
+# include what it uses.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SAN=$ROOT/build-asan
@@ -27,6 +29,7 @@ if [ ! -f "$SAN/CMakeCache.txt" ]; then
     -DCMAKE_MAKE_PROGRAM="$ROOT/.venv/bin/ninja" \
     -DPython_EXECUTABLE="$PY" \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_UNITY_BUILD=OFF -DACCINTE_PRECOMPILED_HEADERS=OFF \
     -DACCINTE_PACKAGE_DIR="$PKG" \
     -DCMAKE_C_FLAGS="$FLAGS" -DCMAKE_CXX_FLAGS="$FLAGS" \
     -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" \

@@ -11,8 +11,10 @@ namespace torch_accinte {
 
 using AddFunctions = void (*)(pybind11::module_& m);
 
-/// Registers `add`; called from a namespace-scope initializer
-/// (`const bool registered = register_functions(&add_...);`). Returns true.
+/// Registers `add`; called from a namespace-scope initializer with a name of
+/// the file's own (`const bool stream_functions_registered =
+/// register_functions(&add_stream_functions);`), since the unity build compiles
+/// several binding files as one unit. Returns true.
 bool register_functions(AddFunctions add);
 
 /// Calls every registered function on `m`, in no particular order.

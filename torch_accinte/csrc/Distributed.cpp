@@ -59,6 +59,6 @@ void add_distributed_functions(py::module_& m) {
 }
 // LITERALINCLUDE END: ACCL BINDING
 
-const bool registered = register_functions(&add_distributed_functions);
+const bool distributed_functions_registered = register_functions(&add_distributed_functions);
 
 } // namespace torch_accinte

@@ -26,7 +26,7 @@ void add_graph_functions(py::module_& m) {
       "Bytes the caching allocator holds in a graph's private memory pool.");
 }
 
-const bool registered = register_functions(&add_graph_functions);
+const bool graph_functions_registered = register_functions(&add_graph_functions);
 
 } // namespace
 } // namespace torch_accinte

@@ -131,6 +131,6 @@ void add_ipc_functions(py::module_& m) {
       py::arg("counter"), "Receiver: gives up a reference without mapping the storage.");
 }
 
-const bool registered = register_functions(&add_ipc_functions);
+const bool ipc_functions_registered = register_functions(&add_ipc_functions);
 
 } // namespace torch_accinte

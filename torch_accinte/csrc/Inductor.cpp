@@ -122,6 +122,6 @@ void add_inductor_functions(py::module_& m) {
         "(acLaunchKernel, through launch_kernel). See Note [compiled kernels on accinte streams].");
 }
 
-const bool registered = register_functions(&add_inductor_functions);
+const bool inductor_functions_registered = register_functions(&add_inductor_functions);
 
 } // namespace torch_accinte

@@ -325,7 +325,7 @@ void add_memory_functions(py::module_& m) {
         "Segments, blocks and traces of every device, as torch.cuda.memory._snapshot returns.");
 }
 
-const bool registered = register_functions(&add_memory_functions);
+const bool memory_functions_registered = register_functions(&add_memory_functions);
 const bool mempool_registered = register_functions(&add_mempool_functions);
 
 } // namespace torch_accinte

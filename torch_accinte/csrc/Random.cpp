@@ -21,7 +21,7 @@ void add_random_functions(py::module_& m) {
       py::arg("device"), "The default torch.Generator of a device.");
 }
 
-const bool registered = register_functions(&add_random_functions);
+const bool random_functions_registered = register_functions(&add_random_functions);
 
 } // namespace
 } // namespace torch_accinte

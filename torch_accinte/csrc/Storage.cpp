@@ -55,7 +55,7 @@ void add_storage_functions(py::module_& m) {
       py::arg("obj"), "The serial number of an AccInteStorageImpl.");
 }
 
-const bool registered = register_functions(&add_storage_functions);
+const bool storage_functions_registered = register_functions(&add_storage_functions);
 
 } // namespace
 } // namespace torch_accinte

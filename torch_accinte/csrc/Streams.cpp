@@ -31,7 +31,7 @@ void add_stream_functions(py::module_& m) {
       "acEventElapsedTime on two events given by their torch.Event.event_id.");
 }
 
-const bool registered = register_functions(&add_stream_functions);
+const bool stream_functions_registered = register_functions(&add_stream_functions);
 
 } // namespace
 } // namespace torch_accinte

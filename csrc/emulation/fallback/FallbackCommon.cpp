@@ -13,18 +13,12 @@
 #include <optional>
 
 namespace at::native::accinte {
-namespace {
 
 bool is_generator_type(const c10::TypePtr& type) {
-  if (type->kind() == c10::TypeKind::GeneratorType) {
-    return true;
-  }
   const auto* optional = type->castRaw<c10::OptionalType>();
-  return optional != nullptr &&
-         optional->getElementType()->kind() == c10::TypeKind::GeneratorType;
+  return (optional != nullptr ? optional->getElementType() : type)->kind() ==
+         c10::TypeKind::GeneratorType;
 }
-
-} // namespace
 
 c10::Device call_device(c10::ArrayRef<c10::IValue> args, bool accepts_host_tensors) {
   if (accepts_host_tensors && args.size() > 1 && args[0].isTensor()) {

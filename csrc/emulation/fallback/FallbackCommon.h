@@ -62,6 +62,9 @@ c10::IValue map_tensors(const c10::IValue& value, F&& f) {
 /// device, as PyTorch requires.
 c10::Device call_device(c10::ArrayRef<c10::IValue> args, bool accepts_host_tensors);
 
+/// Whether an argument of this type is a generator (`Generator?` included).
+bool is_generator_type(const c10::TypePtr& type);
+
 /// Replaces every generator argument of `schema` in `stack` (whose arguments
 /// start at `first`) by the next engine of an accinte generator of `device`:
 /// the one passed, or the device's default one. Throws for a generator of

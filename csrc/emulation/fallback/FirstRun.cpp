@@ -110,12 +110,6 @@ bool same_bytes(const at::Tensor& a, const at::Tensor& b) {
 // synchronously the first time instead.
 constexpr size_t kStandInBudget = size_t{64} << 20;
 
-bool is_generator_type(const c10::TypePtr& type) {
-  const auto* optional = type->castRaw<c10::OptionalType>();
-  return (optional != nullptr ? optional->getElementType() : type)->kind() ==
-         c10::TypeKind::GeneratorType;
-}
-
 // LITERALINCLUDE START: EXECUTION STAND INS
 // The call's arguments with every accinte tensor replaced by a stand-in
 // (CpuArguments.h, HostMemory::kStandIns) and every generator by a fresh CPU

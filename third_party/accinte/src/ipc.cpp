@@ -62,7 +62,7 @@ namespace {
 // What an acIpcMemHandle_t holds. Plain data, the same in every process.
 struct HandleData {
   uint32_t magic;     // kMagic: made by acIpcGetMemHandle
-  uint32_t version;   // kVersion
+  uint32_t version;   // kMemHandleVersion
   int32_t pid;        // exporting process
   int32_t fd;         // the memfd's descriptor in that process
   int32_t device;     // device the memory belongs to
@@ -76,7 +76,7 @@ static_assert(sizeof(HandleData) <= sizeof(acIpcMemHandle_t), "handle too small"
 // LITERALINCLUDE END: IPC HANDLE
 
 constexpr uint32_t kMagic = 0x50494341;  // "ACIP"
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kMemHandleVersion = 1;
 
 std::string memfdName(uint64_t nonce, uint64_t serial) {
   return "accinte:" + std::to_string(nonce) + ":" + std::to_string(serial);
@@ -131,7 +131,7 @@ acError_t openHandle(void** devPtr, const acIpcMemHandle_t& handle, unsigned int
   }
   HandleData h{};
   std::memcpy(&h, handle.reserved, sizeof(h));
-  if (h.magic != kMagic || h.version != kVersion || h.size == 0 || h.reserved < h.size) {
+  if (h.magic != kMagic || h.version != kMemHandleVersion || h.size == 0 || h.reserved < h.size) {
     return acErrorMapBufferObjectFailed;
   }
   if (!isValidDevice(h.device)) {
@@ -252,7 +252,7 @@ acError_t acIpcGetMemHandle(acIpcMemHandle_t* handle, void* devPtr) {
     }
     HandleData h{};
     h.magic = kMagic;
-    h.version = kVersion;
+    h.version = kMemHandleVersion;
     h.pid = static_cast<int32_t>(getpid());
     h.fd = a->fd;  // imported memory is re-exported through our own descriptor
     h.device = a->device;

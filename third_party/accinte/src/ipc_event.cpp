@@ -128,7 +128,7 @@ namespace {
 // What an acIpcEventHandle_t holds.
 struct EventHandleData {
   uint32_t magic;       // kHandleMagic
-  uint32_t version;     // kVersion
+  uint32_t version;     // kEventHandleVersion
   int32_t pid;          // exporting process
   int32_t fd;           // the page's memfd in that process
   int32_t device;       // device the event was created on
@@ -140,7 +140,7 @@ struct EventHandleData {
 static_assert(sizeof(EventHandleData) <= sizeof(acIpcEventHandle_t), "handle too small");
 
 constexpr uint32_t kHandleMagic = 0x45494341;  // "ACIE"
-constexpr uint32_t kVersion = 2;
+constexpr uint32_t kEventHandleVersion = 2;
 constexpr uint64_t kPageMagic = 0x4547415045494341;  // "ACIEPAGE"
 constexpr size_t kPageBytes = sizeof(IpcEventPageLayout);
 // How long a waiter sleeps between two looks at the exporter's liveness.
@@ -409,7 +409,7 @@ acError_t IpcEvent::create(int device, std::shared_ptr<IpcEvent>* out) {
 acError_t IpcEvent::open(const acIpcEventHandle_t& handle, std::shared_ptr<IpcEvent>* out) {
   EventHandleData h{};
   std::memcpy(&h, handle.reserved, sizeof(h));
-  if (h.magic != kHandleMagic || h.version != kVersion || h.pid <= 0 || h.fd < 0 ||
+  if (h.magic != kHandleMagic || h.version != kEventHandleVersion || h.pid <= 0 || h.fd < 0 ||
       h.slot >= kSlotsPerPage || h.serial == 0) {
     return acErrorMapBufferObjectFailed;
   }
@@ -453,7 +453,7 @@ IpcEvent::~IpcEvent() {
 void IpcEvent::exportHandle(acIpcEventHandle_t* handle) const {
   EventHandleData h{};
   h.magic = kHandleMagic;
-  h.version = kVersion;
+  h.version = kEventHandleVersion;
   h.pid = static_cast<int32_t>(getpid());
   h.fd = page_->fd();
   h.device = device_;
