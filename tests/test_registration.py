@@ -256,6 +256,17 @@ def test_global_fallback_is_registered():
     assert torch.equal(out.cpu(), x.cos())
 
 
+def test_no_registration_of_the_library_overrides_another():
+    # The library's static registrations run in link order, which the unity
+    # build reverses unit by unit: the dispatcher scans (structured and shadowed
+    # composites) must skip what other files register, whichever runs first.
+    # Overridden, a registration stays in the table as "(inactive)".
+    overridden = [f"{name}: {line}" for name in torch._C._dispatch_get_all_op_names()
+                  for line in torch._C._dispatch_dump(name).splitlines()
+                  if "(inactive)" in line and "/csrc/aten/" in line]
+    assert not overridden, overridden
+
+
 # ---- 7. registration from Python: torch.library ---------------------------------------
 
 

@@ -27,11 +27,14 @@ namespace at::native::accinte {
 namespace {
 
 // Operators with an accinte kernel registered elsewhere, whichever runs
-// first: from Python (torch_accinte/accinte/ops.py) and in
-// AccInteCudaParity.cpp.
+// first: from Python (torch_accinte/accinte/ops.py), in AccInteCudaParity.cpp
+// and in AccInteOpFallback.cpp. The library's static registrations run in
+// the order its objects are linked, which the unity build reverses unit by
+// unit, so the check below for a PrivateUse1 kernel cannot stand in for this
+// list: it sees only the registrations that happened to run before.
 const std::unordered_set<std::string>& registered_elsewhere() {
   static const std::unordered_set<std::string> names = [] {
-    std::unordered_set<std::string> all = {"aten::frac"};
+    std::unordered_set<std::string> all = {"aten::frac", "aten::sub.Tensor"};
     for (const std::string& name : float_compute_operators()) {
       all.insert(name);
     }
@@ -47,6 +50,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
     const auto op = dispatcher.findOp(name);
     if (!op || name.name.rfind("aten::", 0) != 0 ||
         !op->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutogradNonFunctional) ||
+        // One with a composite default too is AccInteShadowedComposites.cpp's.
+        op->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd) ||
+        op->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd) ||
         op->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1) ||
         registered_elsewhere().count(name.overload_name.empty()
                                          ? name.name
