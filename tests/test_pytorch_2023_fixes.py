@@ -126,6 +126,48 @@ def test_index_copy_queued_under_deterministic_algorithms_keeps_the_last_repeate
         assert torch.equal(got.cpu(), expected)
 
 
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_eig_refuses_non_finite_input_at_the_call(value):
+    # CUDA computes linalg.eig on the host after a .item() check of its input:
+    # the error is raised at the call there (test_linalg.py::test_eig_with_nan).
+    def eig(device):
+        a = torch.randn(2, 4, 4, generator=torch.Generator().manual_seed(0)).to(device)
+        a[..., -1, -1] = value
+        torch.linalg.eig(a)
+
+    for _ in range(2):  # the first call of the signature, and a later one
+        cpu_error, error = both(eig)
+        assert isinstance(error, RuntimeError) and str(error) == str(cpu_error)
+
+
+# A singular or non-positive-definite input, and an _ex operator asked to check_errors.
+CHECK_ERRORS = {
+    "inv_ex": lambda a: torch.linalg.inv_ex(a, check_errors=True),
+    "cholesky_ex": lambda a: torch.linalg.cholesky_ex(-a, check_errors=True),
+    "lu_factor_ex": lambda a: torch.linalg.lu_factor_ex(a * 0, check_errors=True),
+    "solve_ex": lambda a: torch.linalg.solve_ex(a, torch.ones_like(a), check_errors=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHECK_ERRORS))
+def test_check_errors_raises_at_the_call(name):
+    # CUDA's _ex kernels wait for their info tensor when asked to check_errors
+    # (test_linalg.py::test_inv_ex_singular); without it the call is queued.
+    def call(device):
+        a = torch.eye(3, device=device).repeat(4, 1, 1)
+        a[2, -1, -1] = 0
+        return CHECK_ERRORS[name](a)
+
+    for _ in range(2):
+        cpu_error, error = both(call)
+        assert cpu_error is not None  # LinAlgError, RuntimeError for lu_factor_ex
+        assert type(error) is type(cpu_error) and str(error) == str(cpu_error)
+    a = torch.eye(3, device=DEVICE)
+    with hold_stream() as hold:
+        torch.linalg.inv_ex(a)
+        assert hold.held(), "inv_ex without check_errors waited for the device"
+
+
 @pytest.mark.parametrize("case", ["padding_idx", "half", "per_sample_weights"])
 def test_sparse_embedding_bag_gradients_are_the_cpus(case):
     dtype = torch.half if case == "half" else torch.float32

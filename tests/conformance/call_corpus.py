@@ -70,6 +70,18 @@ def _index_copy_of_repeated_indices_deterministic(device):
     return result
 
 
+def _eig_of_a_nan(device):
+    a = torch.randn(4, 4, generator=torch.Generator().manual_seed(0))
+    a[-1, -1] = float("nan")
+    return torch.linalg.eig(a.to(device))
+
+
+def _singular(device):
+    a = torch.eye(3, device=device)
+    a[-1, -1] = 0
+    return a
+
+
 def _sparse_embedding_bag_grad(dtype, padding_idx=None, per_sample=False):
     def run(device):
         torch.manual_seed(0)
@@ -112,6 +124,11 @@ CALLS = {
     "empty complex32 (experimental warning)": lambda d: torch.zeros(3, dtype=torch.chalf, device=d),
     "searchsorted of non-contiguous values (warning)": _searchsorted_non_contiguous,
     "integer true division under a float64 default dtype": _held_then(_true_division_in_float64),
+    "linalg.eig of a matrix holding a NaN": _held_then(_eig_of_a_nan),
+    "inv_ex of a singular matrix, check_errors": _held_then(
+        lambda d: torch.linalg.inv_ex(_singular(d), check_errors=True)),
+    "solve_ex of a singular matrix, check_errors": _held_then(
+        lambda d: torch.linalg.solve_ex(_singular(d), torch.ones(3, device=d), check_errors=True)),
     "index_copy of repeated indices under deterministic algorithms": _held_then(
         _index_copy_of_repeated_indices_deterministic),
     "sparse embedding_bag gradient, padding_idx": _sparse_embedding_bag_grad(torch.float32, 1),

@@ -32,7 +32,9 @@
 //   3. a signature whose first run warned, returned an alias of an input or
 //      disagreed with the Meta kernel runs synchronously every time, and so
 //      do operators whose output shapes depend on data (nonzero, unique,
-//      masked_select, ...) or that have no Meta kernel (FallbackSync.h);
+//      masked_select, ...) or that have no Meta kernel (FallbackSync.h), and
+//      the calls CUDA waits for (linalg.eig, a linalg `_ex` operator asked
+//      to check_errors), whose errors in the data CUDA raises at the call;
 //   4. random operators get this device's generator (its CPU engine), never
 //      the CPU's default one.
 //
@@ -322,12 +324,13 @@ bool launch_async(const Call& call, const LaunchRecord& record) {
 // LITERALINCLUDE START: FALLBACK GLOBAL
 void accinte_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const OpPlan& plan = plan_for(op);
-  if (!plan.can_run_async) {
+  const size_t num_args = op.schema().arguments().size();
+  const c10::ArrayRef<IValue> args(stack->data() + stack->size() - num_args, num_args);
+  if (!plan.can_run_async ||
+      (plan.check_errors_arg >= 0 && args[plan.check_errors_arg].toBool())) {
     run_sync(op, stack);
     return;
   }
-  const size_t num_args = op.schema().arguments().size();
-  const c10::ArrayRef<IValue> args(stack->data() + stack->size() - num_args, num_args);
   const c10::Device device = call_device(args, plan.accepts_host_tensors);
   check_outputs_on_device(args, plan.mutated_args, device);
   const Call call{op, plan, stack, args, device,

@@ -25,6 +25,17 @@ bool is_data_dependent(std::string_view name) {
   return ops.count(name) > 0;
 }
 
+// Operators whose CUDA kernels wait for their inputs, so that the errors
+// they find in the values are raised at the call there: linalg.eig's and
+// eigvals' are computed on the host (MAGMA's geev), after a .item() check that
+// the input holds no infs or NaNs. They always take the synchronous path.
+bool waits_for_its_inputs_on_cuda(std::string_view name) {
+  static const std::unordered_set<std::string_view> ops = {
+      "aten::linalg_eig", "aten::linalg_eigvals", "aten::_linalg_eigvals",
+  };
+  return ops.count(name) > 0;
+}
+
 // Operators whose CPU kernels index memory with integer tensors that another
 // kernel made (the forward's bag offsets, the pooling's argmax) and so do not
 // check them: made-up values would read or write out of bounds. Their first
@@ -156,7 +167,14 @@ std::unique_ptr<OpPlan> make_plan(const c10::OperatorHandle& op) {
                           c10::TypeKind::GeneratorType;
   }
   plan->trusts_its_indices = trusts_its_indices(name);
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].name() == "check_errors" &&
+        args[i].type()->kind() == c10::TypeKind::BoolType) {
+      plan->check_errors_arg = static_cast<int>(i);
+    }
+  }
   plan->can_run_async = returns_only_tensors && !is_data_dependent(name) &&
+                        !waits_for_its_inputs_on_cuda(name) &&
                         !is_data_dependent(name + "." + schema.overload_name()) &&
                         op.hasKernelForDispatchKey(c10::DispatchKey::Meta);
   if (plan->can_run_async && has_fresh_return) {

@@ -24,8 +24,8 @@ struct OpPlan {
   };
 
   /// False when the operator can only run synchronously: its output shapes
-  /// depend on data, it has no Meta kernel to compute them, or it returns
-  /// something other than tensors.
+  /// depend on data, its CUDA kernel waits for its inputs, it has no Meta
+  /// kernel to compute them, or it returns something other than tensors.
   bool can_run_async = false;
   std::vector<ReturnInfo> returns;
   /// Indices of arguments the operator writes to.
@@ -56,6 +56,11 @@ struct OpPlan {
   /// Every return is a written argument (in-place and out= overloads): the
   /// outputs exist before the call.
   bool outputs_given = false;
+  /// The index of a `bool check_errors` argument (linalg's `_ex` operators),
+  /// or -1. A call with it true runs synchronously: CUDA's kernels then wait
+  /// for the `info` tensor (_linalg_check_errors) and raise a singular or
+  /// non-positive-definite input at the call, and so does accinte.
+  int check_errors_arg = -1;
 };
 
 /// The plan of `op`, computed on first use and cached; thread-safe.
