@@ -1,8 +1,8 @@
-"""A change of a process-wide setting that kernels read waits for the kernels
+"""Note [accinte kernels and process-wide settings]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A change of a process-wide setting that kernels read waits for the kernels
 queued before it.
 
-Note [accinte kernels and process-wide settings]
-~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 A few settings that change what an operator computes are one value for the
 whole process (``at::globalContext()``, ``c10::get_default_dtype()``), not a
 thread's:
