@@ -59,6 +59,15 @@ ALONE = [
 
 
 def pytest_configure(config):
+    if _on_worker(config) and "OMP_NUM_THREADS" not in os.environ:
+        # The workers share the cores: one intra-op thread each, for the CPU's
+        # kernels and accinte's alike (tests that need more set them), and for
+        # the interpreters the tests start. Two threads a worker on two cores
+        # spent a tenth more CPU time, spinning.
+        os.environ["OMP_NUM_THREADS"] = "1"
+        import torch
+
+        torch.set_num_threads(1)
     config.addinivalue_line(
         "markers",
         "not_under_sanitizer(reason): skipped by `make sanitize` (tools/sanitize.sh sets "
@@ -86,6 +95,17 @@ def _on_worker(config) -> bool:
 def _slow_rank(path: str) -> int:
     """The file's place in SLOW; len(SLOW) for the rest."""
     return next((i for i, prefix in enumerate(SLOW) if path.startswith(prefix)), len(SLOW))
+
+
+def pytest_ignore_collect(collection_path, config):
+    """Under `-m "not slow"` (make check), the SLOW files are not even imported:
+    their imports (Inductor, PyTorch's OpInfo database) cost each worker seconds."""
+    if config.option.markexpr.replace(" ", "") != "notslow" or \
+            not collection_path.is_relative_to(config.rootpath):
+        return None
+    path = collection_path.relative_to(config.rootpath).as_posix()
+    path += "/" if collection_path.is_dir() else ""
+    return True if _slow_rank(path) < len(SLOW) else None
 
 
 @pytest.hookimpl(tryfirst=True)  # marks `slow` before -m deselects

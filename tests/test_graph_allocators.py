@@ -74,7 +74,10 @@ def test_block_freed_with_record_stream_during_capture_is_deferred():
     assert block_state(ptr) == "active_pending_free"
     s.synchronize()
     w = torch.empty(1024, device=DEV)
-    assert w.data_ptr() == ptr or block_state(ptr) == "inactive"
+    # Freed at last: reused by w (which may start at a free neighbour it was
+    # merged with, and then holds ptr), or back in the cache.
+    w_holds_ptr = w.data_ptr() <= ptr < w.data_ptr() + w.nbytes
+    assert w_holds_ptr or block_state(ptr) == "inactive", block_state(ptr)
     assert_device_works()
 
 

@@ -20,9 +20,19 @@ MiB = 2**20
 scratch = torch_accinte._C._kernel_scratch_stats
 
 
+@pytest.fixture(autouse=True)
+def two_intra_op_threads():
+    """The attention kernels' temporaries are per thread: the figures below are
+    for two (make test's workers run one by default)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(before)
+
+
 def attention_step(device, shape=(4, 8, 256, 64)):
-    """Flash attention forward and backward: the CPU's kernels allocate about
-    8 MiB of temporaries in 7 blocks of 128 KiB or more per call."""
+    """Flash attention forward and backward: with two threads the CPU's kernels
+    allocate about 8 MiB of temporaries in 7 blocks of 128 KiB or more per call."""
     g = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(*shape, generator=g).to(device).requires_grad_() for _ in range(3))
 
