@@ -140,6 +140,29 @@ def test_eig_refuses_non_finite_input_at_the_call(value):
         assert isinstance(error, RuntimeError) and str(error) == str(cpu_error)
 
 
+@pytest.mark.parametrize("call", ["torch.linalg.eigvals(a)",
+                                  "torch.linalg.eigvals(a, out=torch.empty(0, 4, device=d,"
+                                  " dtype=torch.complex64))"])
+def test_eigvals_refuses_non_finite_input_where_the_cpu_crashes(run_python, call):
+    # Note [accinte eigvals refuses non-finite input]: the CPU's kernel crashes
+    # in MKL (pytorch#185247); in a child, since without the check so would accinte.
+    out = run_python(f"""
+        import torch
+        d = "accinte"
+        a = torch.eye(4, device=d)
+        a[1, 2] = float("nan")
+        try:
+            {call}
+        except RuntimeError as e:
+            print(e)
+        print(torch.linalg.eigvals(torch.eye(2, device=d)).cpu().tolist())
+    """)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.splitlines() == [
+        "torch.linalg.eigvals: input tensor should not contain infs or NaNs.",
+        "[(1+0j), (1+0j)]"], out.stdout
+
+
 # A singular or non-positive-definite input, and an _ex operator asked to check_errors.
 CHECK_ERRORS = {
     "inv_ex": lambda a: torch.linalg.inv_ex(a, check_errors=True),

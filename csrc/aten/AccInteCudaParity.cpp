@@ -6,6 +6,7 @@
 // tests/conformance/cuda_capabilities.py.
 #include <torch/library.h>
 
+#include <csrc/emulation/shims/EigvalsFinite.h>
 #include <csrc/emulation/shims/Histc.h>
 #include <csrc/emulation/shims/LowPrecision.h>
 #include <csrc/emulation/shims/NormalStd.h>
@@ -24,6 +25,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   // .item() waits for the check (Note [accinte normal checks std at the call]).
   for (const char* const* name = normal_tensor_std_overloads(); *name != nullptr; ++name) {
     m.impl(*name, torch::CppFunction::makeFromBoxedFunction<&normal_tensor_std_kernel>());
+  }
+  // An inf or NaN refused where the CPU's eigvals kernel would crash (Note
+  // [accinte eigvals refuses non-finite input]).
+  for (const char* const* name = eigvals_finite_operators(); *name != nullptr; ++name) {
+    m.impl(*name, torch::CppFunction::makeFromBoxedFunction<&eigvals_finite_kernel>());
   }
   // nn.SyncBatchNorm.
   m.impl("batch_norm_stats", TORCH_FN(batch_norm_stats));
