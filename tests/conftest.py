@@ -23,9 +23,10 @@ import pytest
 
 
 # LITERALINCLUDE START: TESTING WORKER GROUPS
-# The files that take a minute or more on two cores, longest first (seconds in one
-# process, November 2026; benchmarks/README.md, "Build and test times"). `make test`'s
-# workers take them first, so that none starts near the end; `make check` leaves them out.
+# The files that take a quarter of a minute or more, longest first (seconds in one
+# process, or on make check's workers for the last six; November 2026;
+# benchmarks/README.md, "Build and test times"). `make test`'s workers take them
+# first, so that none starts near the end; `make check` leaves them out.
 SLOW = [
     "tests/test_new_backend.py",  # builds a starter backend: a venv, torch, CMake
     "tests/conformance/test_opinfo.py",  # 272
@@ -35,6 +36,12 @@ SLOW = [
     "tests/test_thread_state.py",  # 53: every kernel kind in a child interpreter
     "tests/distributed/",  # 51, and about 50 for the two torchrun launches: spawned ranks
     "tests/conformance/test_dtype_refusals.py",  # 44
+    "tests/integrations/",  # 69: the libraries, each check timed on both devices
+    "tests/test_run_pytorch_tests.py",  # 31: the runner on its fixture files, in children
+    "tests/test_benchmarks.py",  # 23: each benchmark script once, briefly
+    "tests/test_autoload.py",  # 18: fresh interpreters
+    "tests/test_device_generic.py",  # 16: PyTorch's test files through the launcher
+    "tests/test_figures.py",  # 16: the guide's figures from real runs
 ]
 
 # Tests that must share one worker process; every other file is a group of its own
@@ -73,7 +80,7 @@ def pytest_configure(config):
         "not_under_sanitizer(reason): skipped by `make sanitize` (tools/sanitize.sh sets "
         "ACCINTE_SANITIZER=1) for the reason given; listed in docs/chapters/testing.md")
     config.addinivalue_line(
-        "markers", "slow: a file of conftest.SLOW (a minute or more); `make check` deselects it")
+        "markers", "slow: a file of conftest.SLOW (15 s or more); `make check` deselects it")
 
 
 def _path(item) -> str:
