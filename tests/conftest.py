@@ -69,8 +69,8 @@ def pytest_configure(config):
     if _on_worker(config) and "OMP_NUM_THREADS" not in os.environ:
         # The workers share the cores: one intra-op thread each, for the CPU's
         # kernels and accinte's alike (tests that need more set them), and for
-        # the interpreters the tests start. Two threads a worker on two cores
-        # spent a tenth more CPU time, spinning.
+        # the interpreters the tests start. With two, the dtype-refusal file
+        # took a tenth more CPU time even alone.
         os.environ["OMP_NUM_THREADS"] = "1"
         import torch
 
