@@ -37,6 +37,7 @@ import yaml
 
 from .dtype_refusals import _base_dtype, _call, _cast
 from .opinfo_runner import op_db, op_key
+from .samples import sample_inputs
 
 _NATIVE_FUNCTIONS = os.path.join(os.path.dirname(torchgen.__file__),
                                  "packaged", "ATen", "native", "native_functions.yaml")
@@ -62,7 +63,7 @@ def dtype_candidates() -> dict[str, str]:
             continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            sample = next(iter(op.sample_inputs("cpu", base, requires_grad=False)))
+            sample = next(sample_inputs(op, "cpu", base))
         for dtype in sorted(only_cuda, key=str):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -86,7 +87,7 @@ def backward_candidates() -> dict[str, str]:
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    sample = next(iter(op.sample_inputs("cpu", dtype, requires_grad=True)))
+                    sample = next(sample_inputs(op, "cpu", dtype, requires_grad=True))
                     result = op(sample.input, *sample.args, **sample.kwargs)
                     outputs = [t for t in (result if isinstance(result, (tuple, list)) else [result])
                                if isinstance(t, torch.Tensor) and t.requires_grad]

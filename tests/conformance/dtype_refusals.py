@@ -30,6 +30,7 @@ import warnings
 import torch
 
 from .opinfo_runner import _flatten, _to_cpu, op_db, op_key
+from .samples import sample_inputs
 
 # Every dtype a tensor can have, the unusual ones included.
 DTYPES = [
@@ -154,7 +155,7 @@ def op_cases(op) -> list[Case]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            sample = next(iter(op.sample_inputs("accinte", base, requires_grad=False)))
+            sample = next(sample_inputs(op, "accinte", base))
         cpu_base = sample.transform(_to_cpu)
     except Exception:  # noqa: BLE001 — no sample, nothing to compare
         return []

@@ -28,6 +28,7 @@ import warnings
 import torch
 
 from .opinfo_runner import TOLERANCES, _flatten, _to_cpu, is_random, op_db, op_key
+from .samples import error_inputs, sample_inputs
 
 CHECKS = ("errors", "out", "repeat", "inplace")
 DTYPES = (torch.float32, torch.int64, torch.int32)
@@ -50,7 +51,7 @@ def _dtypes(op):
 def _first_sample(op, dtype):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return next(iter(op.sample_inputs("accinte", dtype)), None)
+        return next(sample_inputs(op, "accinte", dtype), None)
 
 
 def _call(fn, *args, **kwargs):
@@ -108,10 +109,10 @@ def _sync_error() -> str | None:
 def check_errors(op):
     compared, failures = 0, []
     try:
-        error_inputs = list(op.error_inputs("accinte"))
+        inputs = list(error_inputs(op, "accinte"))
     except Exception:  # noqa: BLE001 — no error inputs for this device
         return 0, []
-    for index, error_input in enumerate(error_inputs):
+    for index, error_input in enumerate(inputs):
         sample = error_input.sample_input
         try:
             cpu_args = (_to_cpu(sample.input), _to_cpu(sample.args), _to_cpu(sample.kwargs))

@@ -26,6 +26,8 @@ import warnings
 import torch
 from torch.testing._internal.common_methods_invocations import op_db
 
+from .samples import sample_inputs, seed
+
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.complex64,
           torch.int64, torch.bool]
 BACKWARD_DTYPES = {torch.float32, torch.float64}
@@ -170,13 +172,13 @@ def _run_op(op, max_samples, dtypes, with_backward) -> tuple[int, list[Result]]:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 samples = list(itertools.islice(
-                    op.sample_inputs("accinte", dtype, requires_grad=backward), max_samples))
+                    sample_inputs(op, "accinte", dtype, requires_grad=backward), max_samples))
     # LITERALINCLUDE END: TESTING OPINFO SAMPLES
         except Exception as error:  # noqa: BLE001
             # Making samples on accinte is itself an accinte failure if the
             # CPU can make them.
             try:
-                next(iter(op.sample_inputs("cpu", dtype)))
+                next(sample_inputs(op, "cpu", dtype))
             except Exception:  # noqa: BLE001
                 continue
             compared += 1
@@ -191,7 +193,7 @@ def _run_op(op, max_samples, dtypes, with_backward) -> tuple[int, list[Result]]:
                 cpu_kwargs = _to_cpu(sample.kwargs)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    torch.manual_seed(0)
+                    seed(0)
                     expected = op(cpu_input, *cpu_args, **cpu_kwargs)
                     expected_grads = (_grads(expected, _flatten([cpu_input, *cpu_args]))
                                       if backward else None)
@@ -203,7 +205,7 @@ def _run_op(op, max_samples, dtypes, with_backward) -> tuple[int, list[Result]]:
                 dev_input, dev_args, dev_kwargs = sample.input, sample.args, sample.kwargs
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    torch.manual_seed(0)
+                    seed(0)
                     got = op(dev_input, *dev_args, **dev_kwargs)
                 compare(got, expected, dtype, random_sample)
                 if expected_grads is not None and not random_sample:

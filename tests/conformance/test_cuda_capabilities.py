@@ -15,6 +15,7 @@ import torch
 from . import cuda_capabilities as C
 from .dtype_refusals import _base_dtype, _call, _cast
 from .opinfo_runner import op_db, op_key
+from .samples import sample_inputs
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +57,7 @@ def test_dtypes_decided_kernel_run_on_accinte(found):
                 continue
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                sample = next(iter(op.sample_inputs("accinte", base, requires_grad=False)))
+                sample = next(sample_inputs(op, "accinte", base))
             outcome = _call(op, _cast(sample, base, dtype), "accinte")
             assert outcome.raised is None and not outcome.late, f"{name}: {outcome.describe()}"
             assert all(d == dtype for d, _ in outcome.shapes), f"{name}: {outcome.shapes}"
