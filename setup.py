@@ -7,6 +7,7 @@ editable install needs no copy step.
 """
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -36,7 +37,8 @@ class CMakeBuild(build_ext):
             subprocess.check_call(
                 [cmake, "-S", str(ROOT), "-B", str(BUILD_DIR), *generator,
                  f"-DPython_EXECUTABLE={sys.executable}",
-                 f"-DCMAKE_BUILD_TYPE={os.environ.get('CMAKE_BUILD_TYPE', 'Release')}"])
+                 f"-DCMAKE_BUILD_TYPE={os.environ.get('CMAKE_BUILD_TYPE', 'Release')}",
+                 *shlex.split(os.environ.get("CMAKE_ARGS", ""))])
         jobs = os.environ.get("MAX_JOBS", str(os.cpu_count() or 1))
         subprocess.check_call([cmake, "--build", str(BUILD_DIR), "-j", jobs])
         if not self.inplace:

@@ -28,7 +28,7 @@ import pytest
 # benchmarks/README.md, "Build and test times"). `make test`'s workers take them
 # first, so that none starts near the end; `make check` leaves them out.
 SLOW = [
-    "tests/test_new_backend.py",  # builds a starter backend: a venv, torch, CMake
+    "tests/test_new_backend.py",  # builds a starter backend with CMake, on this tree's packages
     "tests/conformance/test_opinfo.py",  # 272
     "tests/test_compile.py",  # 140: Inductor and g++, also in child interpreters
     "tests/conformance/test_fidelity_checks.py",  # 117
