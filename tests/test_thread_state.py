@@ -416,16 +416,24 @@ def check(kind):
     torch.accinte.synchronize()
     stream = torch.accinte.current_stream()
     for name, scope in scopes.items():
-        for _ in range(3):
+        made = 0
+        # On a loaded machine the host may reach synchronize() after the
+        # launch latency, and the worker runs the work: the host's case is
+        # then not made, and is made again (at most 20 tries for 3 cases).
+        for _ in range(20 if runner == "host" else 3):
             y = launch()
             marker(vd)  # records which thread ran the stream's work
             mode = scope()
             with mode:
                 wait(stream)
             waited_here = ran_on[-1] == threading.get_ident()
-            assert waited_here == (runner == "host"), (name, runner)
+            assert runner == "host" or not waited_here, (name, runner)
             assert not getattr(mode, "ops", []), (name, mode.ops)
             assert torch.equal(y.cpu(), expected), name
+            made += waited_here == (runner == "host")
+            if made == 3:
+                break
+        assert made == 3, (name, runner, made)
     # The other way round: launched inside inference mode, run outside it. The
     # kernel writes inference tensors, which it may do only inside the mode.
     with torch.inference_mode():
