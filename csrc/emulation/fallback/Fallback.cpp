@@ -203,7 +203,9 @@ class FallbackKernel {
       op_ = *call.plan.out_variant;
       for (const IValue& out : fresh) {
         stack_.push_back(map_tensors(out, [&](const at::Tensor& t) {
-          to_settle_.emplace_back(resizable_cpu_alias(t), DeferredCpuAlias(t));
+          at::Tensor alias = resizable_cpu_alias(t); // checks t
+          DeferredCpuAlias home = DeferredCpuAlias::of_alias(alias);
+          to_settle_.emplace_back(std::move(alias), std::move(home));
           return to_settle_.back().first;
         }));
       }
