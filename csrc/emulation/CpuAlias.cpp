@@ -43,21 +43,27 @@ void check_kernel_argument(const at::Tensor& t) {
 namespace {
 
 // LITERALINCLUDE START: EXECUTION CPU ALIAS
+// A CPU tensor over `t`'s bytes, as at::for_blob(t.data_ptr(), t.sizes())
+// .strides(t.strides()) makes one (a storage of exactly the bytes the layout
+// spans, from the first element; with `resizable`, one that grows into host
+// memory through the CPU allocator), without the builder, which cost twice
+// what the TensorImpl does: a launch makes one per fresh output.
 at::Tensor make_alias(const at::Tensor& t, bool resizable) {
   check_kernel_argument(t);
-  at::Tensor alias =
-      resizable ? at::for_blob(t.data_ptr(), t.sizes())
-                      .strides(t.strides())
-                      .options(at::TensorOptions().dtype(t.scalar_type()))
-                      .allocator(c10::GetAllocator(c10::kCPU))
-                      .resizeable_storage()
-                      .make_tensor()
-                : at::for_blob(t.data_ptr(), t.sizes())
-                      .strides(t.strides())
-                      .options(at::TensorOptions().dtype(t.scalar_type()))
-                      .make_tensor();
-  alias._set_conj(t.is_conj());
-  alias._set_neg(t.is_neg());
+  const size_t nbytes = at::detail::computeStorageNbytes(t.sizes(), t.strides(), t.itemsize());
+  auto impl = c10::make_intrusive<c10::TensorImpl>(
+      c10::Storage(c10::Storage::use_byte_size_t(), nbytes,
+                   c10::DataPtr(t.data_ptr(), c10::Device(c10::kCPU)),
+                   resizable ? c10::GetAllocator(c10::kCPU) : nullptr, resizable),
+      c10::DispatchKeySet(c10::DispatchKey::CPU), t.dtype());
+  impl->set_sizes_and_strides(t.sizes(), t.strides());
+  at::Tensor alias(std::move(impl));
+  if (t.is_conj()) {
+    alias._set_conj(true);
+  }
+  if (t.is_neg()) {
+    alias._set_neg(true);
+  }
   return alias;
 }
 // LITERALINCLUDE END: EXECUTION CPU ALIAS

@@ -67,8 +67,9 @@ class DeferredCpuAlias {
   DeferredCpuAlias() = default;
   /// Checks `t` as cpu_alias does (check_kernel_argument).
   explicit DeferredCpuAlias(const at::Tensor& t);
-  /// The home of the tensor whose CPU alias `alias` (cpu_alias_in, which
-  /// checked the tensor) has just been made: `alias`'s place and layout.
+  /// The home of the tensor whose CPU alias `alias` (cpu_alias_in or
+  /// resizable_cpu_alias, which checked the tensor) has just been made:
+  /// `alias`'s place and layout.
   static DeferredCpuAlias of_alias(const at::Tensor& alias);
 
   bool defined() const { return defined_; }

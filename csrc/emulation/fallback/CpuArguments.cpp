@@ -277,6 +277,9 @@ std::optional<CpuArguments> cpu_arguments(const c10::FunctionSchema& schema,
 CpuArguments cpu_aliases(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> args,
                          bool components) {
   CpuArguments cpu;
+  // Room for the outputs a kernel of the out= route appends (Fallback.cpp),
+  // so that appending them does not move the stack.
+  cpu.stack.reserve(args.size() + schema.returns().size());
   // Device memory is always complete: aliases, no budget.
   (void)fill_cpu_arguments(cpu, schema, args, HostMemory::kDevice, components, SIZE_MAX);
   return cpu;

@@ -42,7 +42,7 @@
 // of a signature is planned by the Meta kernel alone and queued unchecked.
 #include <csrc/emulation/fallback/Fallback.h>
 
-#include <ATen/ops/empty_strided.h>
+#include <ATen/ops/empty_strided_ops.h>
 #include <c10/util/SmallVector.h>
 
 #include <csrc/emulation/CpuAlias.h>
@@ -88,13 +88,18 @@ at::Tensor view_of(const at::Tensor& base, const at::Tensor& meta) {
 }
 
 // A device tensor laid out as `meta`, from accinte's own empty_strided (its
-// storage an AccInteStorageImpl, see Note [Custom storage]).
+// storage an AccInteStorageImpl, see Note [Custom storage]), redispatched to
+// it: the fallback already runs below every other key, so a full dispatch
+// (BackendSelect, the profiler's hooks) would only add a launch's cost, and
+// the CPU's and CUDA's kernels allocate their outputs without one too (no
+// aten::empty_strided under the operator in a profile).
 at::Tensor empty_like_meta(const at::Tensor& meta, c10::Device device) {
   if (!meta.defined()) {
     return meta; // an output the call does not produce (e.g. masked gradients)
   }
-  return at::empty_strided(meta.sizes(), meta.strides(),
-                           at::TensorOptions().dtype(meta.scalar_type()).device(device));
+  return at::_ops::empty_strided::redispatch(
+      c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), meta.sym_sizes(), meta.sym_strides(),
+      meta.scalar_type(), c10::Layout::Strided, device, /*pin_memory=*/std::nullopt);
 }
 
 bool same_layout(const at::Tensor& t, const at::Tensor& meta) {
@@ -203,7 +208,9 @@ class FallbackKernel {
       op_ = *call.plan.out_variant;
       for (const IValue& out : fresh) {
         stack_.push_back(map_tensors(out, [&](const at::Tensor& t) {
-          to_settle_.emplace_back(resizable_cpu_alias(t), DeferredCpuAlias(t));
+          at::Tensor alias = resizable_cpu_alias(t); // checks t
+          DeferredCpuAlias home = DeferredCpuAlias::of_alias(alias);
+          to_settle_.emplace_back(std::move(alias), std::move(home));
           return to_settle_.back().first;
         }));
       }
