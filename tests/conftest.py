@@ -23,25 +23,26 @@ import pytest
 
 
 # LITERALINCLUDE START: TESTING WORKER GROUPS
-# The files that take a quarter of a minute or more, longest first (seconds in one
-# process, or on make check's workers for the last six; November 2026;
-# benchmarks/README.md, "Build and test times"). `make test`'s workers take them
-# first, so that none starts near the end; `make check` leaves them out.
+# The files that take a quarter of a minute or more, longest first (seconds on make
+# test's workers, 28 November 2026; benchmarks/README.md, "Build and test times").
+# `make test`'s workers take them first, so that none starts near the end; `make
+# check` leaves them out. The conformance files are quicker, but import PyTorch's
+# OpInfo database; the last three are near the line.
 SLOW = [
-    "tests/test_new_backend.py",  # builds a starter backend with CMake, on this tree's packages
-    "tests/conformance/test_opinfo.py",  # 272
-    "tests/test_compile.py",  # 140: Inductor and g++, also in child interpreters
-    "tests/conformance/test_fidelity_checks.py",  # 117
-    "tests/test_examples.py",  # 86: every example in an interpreter of its own
-    "tests/test_thread_state.py",  # 53: every kernel kind in a child interpreter
-    "tests/distributed/",  # 51, and about 50 for the two torchrun launches: spawned ranks
-    "tests/conformance/test_dtype_refusals.py",  # 44
-    "tests/integrations/",  # 69: the libraries, each check timed on both devices
-    "tests/test_run_pytorch_tests.py",  # 31: the runner on its fixture files, in children
-    "tests/test_benchmarks.py",  # 23: each benchmark script once, briefly
-    "tests/test_autoload.py",  # 18: fresh interpreters
-    "tests/test_device_generic.py",  # 16: PyTorch's test files through the launcher
-    "tests/test_figures.py",  # 16: the guide's figures from real runs
+    "tests/test_compile.py",  # 177: Inductor and g++, also in child interpreters
+    "tests/test_new_backend.py",  # 118: builds a starter backend with CMake
+    "tests/distributed/",  # 116: spawned ranks, two torchrun launches
+    "tests/test_examples.py",  # 106: every example in an interpreter of its own
+    "tests/integrations/",  # 62: the libraries, each check timed on both devices
+    "tests/test_thread_state.py",  # 38: every kernel kind in a child interpreter
+    "tests/test_allocator_settings.py",  # 31: each setting in a fresh interpreter
+    "tests/test_benchmarks.py",  # 30: each benchmark script once, briefly
+    "tests/test_run_pytorch_tests.py",  # 28: the runner on its fixture files, in children
+    "tests/test_multiprocessing.py",  # 23: spawned receivers
+    "tests/conformance/",  # 20 for test_opinfo.py, 7 and 6 for the dtype and fidelity files
+    "tests/test_figures.py",  # 14: the guide's figures from real runs
+    "tests/test_device_generic.py",  # 12: PyTorch's test files through the launcher
+    "tests/test_autoload.py",  # 11: fresh interpreters
 ]
 
 # Tests that must share one worker process; every other file is a group of its own
@@ -54,13 +55,15 @@ SHARED_PROCESS = {
 }
 
 
-# Files with tests that bound a duration from above (the bound): on make test's
-# workers each of their tests runs alone (pytest_runtest_protocol below), so that
-# the other worker's load cannot stretch it.
+# Tests that bound a duration from above (the bound), by node id or a prefix of it
+# (a whole file): on make test's workers each runs alone (pytest_runtest_protocol
+# below), so that the other worker's load cannot stretch it.
 ALONE = [
     "tests/accinte_runtime/test_launch_queue.py",  # a record into a full queue: 0.4 s
-    "tests/accinte_runtime/test_ipc_event.py",  # waits on a dead exporter end: 5 s
-    "tests/distributed/test_shm_engine.py",  # a dead peer fails the collective: 15 s
+    # waits on a dead exporter end: 5 s
+    "tests/accinte_runtime/test_ipc_event.py::test_an_exporter_that_dies_does_not_hang",
+    # a dead peer fails the collective: 15 s
+    "tests/distributed/test_shm_engine.py::test_a_peer_dying_mid_collective_fails_it_at_once",
 ]
 # LITERALINCLUDE END: TESTING WORKER GROUPS
 
@@ -117,8 +120,8 @@ def pytest_ignore_collect(collection_path, config):
 
 @pytest.hookimpl(tryfirst=True)  # marks `slow` before -m deselects
 def pytest_collection_modifyitems(config, items):
-    """In one process, the OpInfo conformance suite runs last: it is the longest
-    part, so the rest reports first. On make test's workers (xdist), the SLOW files
+    """In one process, the OpInfo conformance suite runs last: it is two thirds
+    of the tests, so the mechanisms' own tests report first. On make test's workers (xdist), the SLOW files
     come first, longest first: the workers take the groups in this order.
     Either way the integration suite's table check follows the rest of that suite.
     Under the sanitizer, tests marked not_under_sanitizer skip with their reason."""
@@ -173,7 +176,7 @@ def pytest_runtest_protocol(item, nextitem):
     if not _on_worker(item.config):
         return (yield)
     gate, room = _lock(item.config, "gate"), _lock(item.config, "room")
-    alone = any(_path(item).startswith(prefix) for prefix in ALONE)
+    alone = any(item.nodeid.startswith(prefix) for prefix in ALONE)
     fcntl.flock(gate, fcntl.LOCK_EX)
     if alone:
         fcntl.flock(room, fcntl.LOCK_EX)
