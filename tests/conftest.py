@@ -78,6 +78,13 @@ def pytest_configure(config):
         import torch
 
         torch.set_num_threads(1)
+    if _on_worker(config) and config.option.basetemp and \
+            "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+        # One Inductor cache for the run, which both workers and every interpreter
+        # they start share: cold at the start, as on a fresh machine (the default,
+        # /tmp/torchinductor_<user>, outlives runs), warm within the run.
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(
+            Path(config.option.basetemp).parent / "inductor-cache")
     config.addinivalue_line(
         "markers",
         "not_under_sanitizer(reason): skipped by `make sanitize` (tools/sanitize.sh sets "
