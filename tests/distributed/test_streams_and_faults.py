@@ -361,8 +361,10 @@ def _disagree(rank, case):
         "collective": lambda: (dist.all_reduce(torch.ones(64, device=dev)) if rank == 0
                                else dist.broadcast(torch.ones(64, device=dev), src=0)),
     }
-    calls[case]()
     try:
+        # Raised at the next synchronisation, or at the call when the collective's
+        # kernel has already failed by the time work.wait() asks (NCCL's too).
+        calls[case]()
         torch.accinte.synchronize()
         return "accepted"
     except RuntimeError as error:

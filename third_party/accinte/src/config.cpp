@@ -20,7 +20,7 @@ constexpr size_t kDefaultLaunchQueueDepth = 1024;
 constexpr size_t kMaxLaunchQueueDepth = size_t{1} << 20;
 constexpr int kDefaultSpinMicroseconds = 50;
 constexpr int kDefaultLaunchLatencyMicroseconds = 20;
-constexpr int kMaxMicroseconds = 10000;
+constexpr int kMaxMicroseconds = 1000000;
 
 // ACCINTE_DEVICE_COUNT: a decimal integer in [1, ACCINTE_MAX_DEVICE_COUNT].
 int parseDeviceCount(const char* text) {
@@ -86,7 +86,7 @@ int defaultSpinMicroseconds() {
   return kDefaultSpinMicroseconds;
 }
 
-// A duration in microseconds: a decimal integer in [0, 10000].
+// A duration in microseconds: a decimal integer in [0, 1000000].
 int parseMicroseconds(const char* text, int fallback) {
   if (text == nullptr || !std::isdigit(static_cast<unsigned char>(*text))) {
     return fallback;

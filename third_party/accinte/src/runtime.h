@@ -45,9 +45,9 @@ struct Config {
   size_t deviceMemory;  // ACCINTE_DEVICE_MEMORY, bytes per device, default 4 GiB
   bool strict;          // ACCINTE_STRICT=1
   size_t launchQueueDepth;  // ACCINTE_LAUNCH_QUEUE_DEPTH, 1..2^20, default 1024
-  // ACCINTE_SPIN_US, 0..10000; default 50 (Note [accinte spin before sleeping])
+  // ACCINTE_SPIN_US, 0..1000000; default 50 (Note [accinte spin before sleeping])
   int spinMicroseconds;
-  // ACCINTE_LAUNCH_LATENCY_US, 0..10000 (Note [accinte launch latency])
+  // ACCINTE_LAUNCH_LATENCY_US, 0..1000000 (Note [accinte launch latency])
   int launchLatencyMicroseconds;
 };
 

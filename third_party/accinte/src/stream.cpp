@@ -87,9 +87,12 @@ bool spinUntil(Ready&& ready) {
 // the worker takes the next batch as soon as it has run the last. 0 takes
 // work at once.
 
-// Yields the processor until `due`.
-void yieldUntil(std::chrono::steady_clock::time_point due) {
-  while (std::chrono::steady_clock::now() < due) {
+// Yields the processor until `due`, or until `taken()`: a host thread that
+// came to wait has run the work meanwhile, so a long latency (tests set up to
+// a second) does not keep the worker yielding with nothing to take.
+template <typename Taken>
+void yieldUntil(std::chrono::steady_clock::time_point due, Taken taken) {
+  while (std::chrono::steady_clock::now() < due && !taken()) {
     std::this_thread::yield();
   }
 }
@@ -401,8 +404,9 @@ void Stream::runWorker() {
           if (justRan || stopping_ || std::chrono::steady_clock::now() >= due) {
             break;
           }
+          const uint64_t started = started_.load();
           lock.unlock();
-          yieldUntil(due);
+          yieldUntil(due, [&] { return started_.load() != started; });
           lockBriefly(lock);
           continue;  // a host thread that came to wait may have taken it
         }
