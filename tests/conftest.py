@@ -62,8 +62,9 @@ ALONE = [
     "tests/accinte_runtime/test_launch_queue.py",  # a record into a full queue: 0.4 s
     # waits on a dead exporter end: 5 s
     "tests/accinte_runtime/test_ipc_event.py::test_an_exporter_that_dies_does_not_hang",
-    # a dead peer fails the collective: 15 s
-    "tests/distributed/test_shm_engine.py::test_a_peer_dying_mid_collective_fails_it_at_once",
+    # a dead peer fails the collective: 15 s. The whole file: its ranks' gloo
+    # rendezvous failed beside the other worker's tests when only that test ran alone.
+    "tests/distributed/test_shm_engine.py",
 ]
 # LITERALINCLUDE END: TESTING WORKER GROUPS
 
