@@ -215,3 +215,33 @@ def test_a_wait_whose_work_another_thread_took_meanwhile_runs_nothing():
         print("ok", rounds)
     """, env={"ACCINTE_LAUNCH_LATENCY_US": "0"})
     assert out.startswith("ok")
+
+
+def test_a_device_synchronisation_runs_the_streams_in_the_order_their_work_began():
+    # A deterministic order: which thread runs which task does not change from
+    # run to run (with the streams' hash order it did, and a host that took a
+    # stream waiting for another's event first left the rest to that worker).
+    out = run_ok("""
+        import threading
+        ran = []
+
+        @HOST_FN
+        def note(index):  # a void* argument: 0 arrives as None
+            ran.append((index or 0, threading.get_ident()))
+
+        streams = [ctypes.c_void_p() for _ in range(8)]
+        for stream in streams:
+            check(ac.acStreamCreate(ctypes.byref(stream)))
+        first_work = [5, 2, 7, 0, 3, 6, 1, 4]  # not the order of creation
+        for index in first_work:
+            check(ac.acLaunchHostFunc(streams[index], note, index))
+        for index in first_work:
+            check(ac.acStreamSynchronize(streams[index]))  # every worker is up
+        ran.clear()
+        for index in sorted(first_work):  # queued in yet another order
+            check(ac.acLaunchHostFunc(streams[index], note, index))
+        check(ac.acDeviceSynchronize())
+        assert ran == [(index, threading.get_ident()) for index in first_work], ran
+        print("ok")
+    """, env={"ACCINTE_LAUNCH_LATENCY_US": "1000000"})
+    assert out.strip() == "ok"

@@ -52,17 +52,17 @@ std::shared_ptr<Stream> defaultStream(int device) {
   return slot;
 }
 
-// A snapshot of the device's streams; streams created later are not waited
-// for, as with work submitted after cudaDeviceSynchronize began.
-std::vector<std::shared_ptr<Stream>> streamsOf(int device) {
-  std::vector<std::shared_ptr<Stream>> result;
+// A snapshot of the device's started streams (one that never had work has
+// neither work nor an error), in the order their first work was queued;
+// streams started later are not waited for, as with work submitted after
+// cudaDeviceSynchronize began. A waiting host runs their queues in this order
+// (Note [accinte a waiting host runs the queue]); in the order of a hash of
+// their addresses, which changed from run to run, a host that took first a
+// stream waiting for another's event sat in that wait while the other's
+// worker ran the rest, so which thread ran which task was left to chance.
+std::vector<std::shared_ptr<Stream>> startedStreamsOf(int device) {
   std::lock_guard<std::mutex> lock(streamTableMutex());
-  for (const auto& entry : streamTable().live) {
-    if (entry.second->device() == device) {
-      result.push_back(entry.second);
-    }
-  }
-  return result;
+  return streamTable().started[static_cast<size_t>(device)];
 }
 
 // Common part of acLaunchHostFunc and acLaunchKernel.
@@ -151,9 +151,8 @@ acError_t resolveStream(acStream_t handle, std::shared_ptr<Stream>* stream) {
 
 // The device's streams that have work unfinished now: the only ones a wait
 // for the device must wait for (work queued later is not waited for anyway).
-// Cheaper than streamsOf for a device with many pool streams, most of them
-// never used: only started streams are looked at, and no reference is taken
-// to an idle one.
+// In the same order as startedStreamsOf, but no reference is taken to an idle
+// stream.
 std::vector<std::shared_ptr<Stream>> busyStreamsOf(int device) {
   std::vector<std::shared_ptr<Stream>> result;
   std::lock_guard<std::mutex> lock(streamTableMutex());
@@ -175,7 +174,7 @@ acError_t synchronizeDevice(int device) {
   if (const acError_t e = checkDeviceNotCapturing(device); e != acSuccess) {
     return e;
   }
-  const auto streams = streamsOf(device);
+  const auto streams = startedStreamsOf(device);
   for (const auto& stream : streams) {
     stream->waitIdle();
   }
