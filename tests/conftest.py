@@ -1,8 +1,8 @@
 """Shared fixtures: tests run against the installed torch_accinte.
 
 Tests that need a fresh process (environment variables read once at start-up,
-fork, faults) use `run_python`, which runs a script in a child interpreter and
-returns the CompletedProcess.
+fork, faults) use `run_python`, which runs a script in a process of its own (a
+child of the fork server, forkserver.py) and returns the CompletedProcess.
 
 `make test` runs the suite on pytest-xdist workers (`-n 2 --dist loadgroup`): the
 groups below decide which tests share a worker process, and in what order the
@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+import forkserver
 
 # LITERALINCLUDE START: TESTING WORKER GROUPS
 # The files that take a quarter of a minute or more, longest first (seconds on make
@@ -202,12 +203,18 @@ def pytest_runtest_protocol(item, nextitem):
 
 @pytest.fixture
 def run_python():
-    def run(source: str, env: dict[str, str] | None = None, timeout: float = 120):
+    """run(source, env=None, timeout=120, fresh=False): `python -c source` with
+    this process's environment updated by `env`; returns the CompletedProcess.
+    It runs in a child of a fork server that has imported torch
+    (forkserver.py), as a program in a fresh interpreter would; `fresh=True`
+    starts a fresh interpreter, for a test of what `import torch` itself does."""
+    def run(source: str, env: dict[str, str] | None = None, timeout: float = 120,
+            fresh: bool = False):
         full_env = dict(os.environ)
         full_env.update(env or {})
-        return subprocess.run(
-            [sys.executable, "-c", textwrap.dedent(source)],
-            env=full_env, capture_output=True, text=True, timeout=timeout,
-        )
+        if fresh:
+            return subprocess.run([sys.executable, "-c", textwrap.dedent(source)],
+                                  env=full_env, capture_output=True, text=True, timeout=timeout)
+        return forkserver.run_python(["-c"], textwrap.dedent(source), full_env, timeout)
 
     return run

@@ -1,4 +1,7 @@
-"""Autoload: `import torch` alone brings accinte up; the switch turns it off."""
+"""Autoload: `import torch` alone brings accinte up; the switch turns it off.
+
+Every program here runs in a fresh interpreter (`fresh=True`), not in a child of
+the fork server, which has imported torch already."""
 
 
 def test_import_torch_alone_gives_the_device(run_python):
@@ -9,7 +12,8 @@ def test_import_torch_alone_gives_the_device(run_python):
         assert "torch_accinte" in sys.modules
         x = torch.tensor([[1., 2.], [3., 4.]], device="accinte")
         print(torch.accinte.is_available(), (x + 2).cpu().sum().item(), x.device)
-        """
+        """,
+        fresh=True,
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "18.0", "accinte:0"]
@@ -25,6 +29,7 @@ def test_autoload_can_be_turned_off(run_python):
         print(hasattr(torch, "accinte"), torch.ones(2, device="accinte").sum().item())
         """,
         env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"},
+        fresh=True,
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "False", "True", "2.0"]
@@ -38,7 +43,8 @@ def test_autoload_entry_point_is_reentrant(run_python):
         torch_accinte._autoload()
         torch_accinte._autoload()
         print(torch.ones(1, device="accinte").item())
-        """
+        """,
+        fresh=True,
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "1.0"
@@ -66,7 +72,8 @@ def test_import_torch_under_rtld_global_autoloads(run_python):
         + """
 import torch
 print(torch.ones(3, device="accinte").sum().item())
-"""
+""",
+        fresh=True,
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "3.0"
@@ -81,6 +88,7 @@ import torch_accinte
 print(hasattr(torch, "accinte"), torch.ones(2, device="accinte").sum().item())
 """,
         env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"},
+        fresh=True,
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "2.0"]

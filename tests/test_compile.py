@@ -102,7 +102,7 @@ def test_import_torch_loads_neither_dynamo_nor_inductor_and_discovery_registers(
         print(get_interface_for_device("accinte").__name__,
               get_interface_for_device("accinte:1").__name__,
               get_interface_for_device(torch.device("accinte", 0)).__name__)
-    """, env={"ACCINTE_DEVICE_COUNT": "2"})
+    """, env={"ACCINTE_DEVICE_COUNT": "2"}, fresh=True)  # what import torch imports
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[:5] == [
         "no dynamo", "no inductor", "AccInteScheduling", "AccInteWrapperCodegen",
@@ -122,7 +122,7 @@ def test_dynamo_knows_the_device_in_a_fresh_interpreter_before_anything_compiles
         print(interface.__name__, get_interface_for_device("accinte:1").__name__)
         print(interface.device_count(), interface.is_available())
         print("inductor backend" if "torch_accinte._inductor" in sys.modules else "no backend")
-    """)
+    """, fresh=True)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split("\n")[:3] == [
         "AccInteInterface AccInteInterface", "2 True", "no backend"]

@@ -1,4 +1,6 @@
-"""The examples run as a user would run them."""
+"""The examples run as a user would run them: each as a script, in a process of
+its own (a child of the fork server, forkserver.py); the distributed one under
+torchrun."""
 
 import os
 import socket
@@ -8,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
+import forkserver
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def run(script, *args):
-    return subprocess.run([sys.executable, str(EXAMPLES / script), *args],
-                          capture_output=True, text=True, timeout=600)
+    return forkserver.run_python([str(EXAMPLES / script), *args], timeout=600)
 
 
 def test_train_mlp_reaches_the_cpu_loss():

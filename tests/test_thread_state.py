@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import threading
 import time
 
@@ -21,6 +19,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import forkserver
 from held_stream import hold_stream
 
 SEEN: dict = {}
@@ -476,9 +475,8 @@ def kinds_checked_by():
             # have left in this worker: the child's group is its own, of one rank.
             env = {k: v for k, v in os.environ.items() if k not in LAUNCH_VARIABLES
                    and not k.startswith(("ACCL_", "TORCHELASTIC_", "GROUP_"))}
-            out = subprocess.run([sys.executable, "-c", EVERY_KERNEL_KIND, runner, *KERNEL_KINDS],
-                                 env={**env, "ACCINTE_LAUNCH_LATENCY_US": latency},
-                                 capture_output=True, text=True, timeout=600)
+            out = forkserver.run_python(["-c", runner, *KERNEL_KINDS], EVERY_KERNEL_KIND,
+                                        {**env, "ACCINTE_LAUNCH_LATENCY_US": latency}, 600)
             assert out.returncode == 0, out.stderr[-3000:]
             checked[runner] = json.loads(out.stdout.strip().splitlines()[-1])
         return checked[runner]
