@@ -13,14 +13,15 @@ server reports how the child ended: exit code or signal, time-out, and what it
 printed.
 
 What the child inherits is what the server imported, and what importing it
-read from the environment: the server's own environment is the program's as far
-as `import torch` reads it (`STARTUP_VARIABLES`); the rest (ACCINTE_*, ACCL_*,
-the launch variables, Inductor's) is read later and is the child's own. A server
-started with `TORCH_DEVICE_BACKEND_AUTOLOAD=0` leaves the device backends to the
-child, which loads them as `import torch` would have, under its own environment
-(so libaccinte reads the program's ACCINTE_* variables). A program that must
-see `import torch` itself happen (the autoload tests) runs in a fresh
-interpreter instead.
+read from the environment: the server's environment is the program's but for
+the variables read later (`READ_LATER`: ACCINTE_*, ACCL_*, Inductor's), which
+are the child's own. A server started with `TORCH_DEVICE_BACKEND_AUTOLOAD=0`
+leaves the device backends to the child, which loads them before the program
+runs, under the program's environment (so libaccinte reads its ACCINTE_*
+variables). A program that must see `import torch` itself happen (the autoload
+tests) runs in a fresh interpreter instead. Other differences: every child of
+a server has the server's string hash seed, and the child leads a process
+group of its own, which is killed when it exits.
 
 Protocol: the client writes one JSON object per line on the server's stdin,
 ``{"source", "argv", "env", "cwd", "timeout", "merge_output"}``; the server
@@ -40,17 +41,19 @@ import sys
 import tempfile
 import time
 
-# What `import torch` (and the libraries it loads: OpenMP, MKL, OpenBLAS, the
-# allocator) reads from the environment: a server serves programs that agree with
-# it on these. TORCH_DEVICE_BACKEND_AUTOLOAD is the child's (see above).
-STARTUP_VARIABLES = ("OMP_", "MKL_", "OPENBLAS_", "GOMP_", "KMP_", "TORCH_", "PYTORCH_",
-                     "LD_", "PYTHON", "MALLOC_", "CUDA_")
+# The variables read only after `import torch`: the runtime's and accl's (when
+# torch_accinte loads, in the child), Inductor's (when torch._inductor is
+# imported), pytest's (PYTEST_CURRENT_TEST changes with every test), and the
+# autoload switch (see above). A server serves programs that agree with it on
+# every other variable: whatever `import torch` and the libraries it loads
+# (OpenMP, MKL, the allocator, the locale) read is among them.
+READ_LATER = ("ACCINTE_", "ACCL_", "TORCHINDUCTOR_", "PYTEST_")
 AUTOLOAD = "TORCH_DEVICE_BACKEND_AUTOLOAD"
 
 
 def _startup_key(env: dict[str, str]) -> tuple:
     return tuple(sorted((k, v) for k, v in env.items()
-                        if k.startswith(STARTUP_VARIABLES) and k != AUTOLOAD))
+                        if not k.startswith(READ_LATER) and k != AUTOLOAD))
 
 
 # ---- the server -----------------------------------------------------------
@@ -78,6 +81,15 @@ def _wait(pid: int, timeout: float) -> tuple[int, bool]:
     return os.waitstatus_to_exitcode(status), False
 
 
+def _die_with_parent() -> None:
+    """SIGKILL when the server dies (a client that timed out stops it), so that
+    no program outlives its server with no time-out left."""
+    import ctypes
+
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 def serve(replies) -> dict:
     """Answers requests until stdin closes (then exits); in each forked child,
     returns the child's request."""
@@ -87,10 +99,15 @@ def serve(replies) -> dict:
             pid = os.fork()
             if pid == 0:
                 os.setpgid(0, 0)  # its own group: a time-out kills its children too
+                _die_with_parent()
                 os.dup2(out.fileno(), 1)
                 os.dup2((out if request["merge_output"] else err).fileno(), 2)
                 replies.close()
                 return request
+            try:
+                os.setpgid(pid, pid)  # also here: a time-out may come before the child ran
+            except OSError:
+                pass  # the child has set it, or has exited already
             returncode, timed_out = _wait(pid, request["timeout"])
             out.seek(0)
             err.seek(0)
@@ -122,6 +139,7 @@ def run_as_main(request: dict) -> None:
     sys.stderr = open(2, "w", buffering=1, errors="backslashreplace", closefd=False)
     os.environ.clear()
     os.environ.update(request["env"])
+    tempfile.tempdir = None  # the server's choice, made before the environment was the program's
     os.chdir(request["cwd"])
     sys.argv = request["argv"]
     script = sys.argv[0] if sys.argv[0] != "-c" else None
@@ -136,17 +154,17 @@ def run_as_main(request: dict) -> None:
     sys.modules["__main__"] = main
     source = request["source"]
     if script:
-        with open(script) as f:
+        import tokenize
+
+        with tokenize.open(script) as f:  # its coding cookie, else UTF-8, as python reads it
             source = f.read()
-    code = compile(source, script or "<string>", "exec")
     try:
-        exec(code, main.__dict__)
+        exec(compile(source, script or "<string>", "exec"), main.__dict__)
     except SystemExit:
         raise
-    except BaseException as e:  # as the interpreter prints it: from the program's frames
-        import traceback
-
-        traceback.print_exception(type(e), e, e.__traceback__.tb_next)
+    except BaseException as e:  # as the interpreter reports it: from the program's frames
+        e.with_traceback(e.__traceback__.tb_next)
+        sys.excepthook(type(e), e, e.__traceback__)
         sys.exit(1)
 
 
@@ -169,7 +187,7 @@ def main() -> None:
 
 class ForkServer:
     """Starts the server (with `env` and the modules `preload` imports), runs
-    programs in it, restarts it if it died."""
+    programs in it, one at a time (not thread-safe), restarts it if it died."""
 
     def __init__(self, env: dict[str, str] | None = None, preload: tuple[str, ...] = ("torch",)):
         self._env = dict(os.environ if env is None else env)
@@ -193,10 +211,11 @@ class ForkServer:
         self._process.stdin.write(json.dumps(request) + "\n")
         self._process.stdin.flush()
         ready, _, _ = select.select([self._process.stdout], [], [], timeout + 60)
-        if not ready:
+        answer = self._process.stdout.readline() if ready else ""
+        if not answer:
             self.close()
-            raise RuntimeError("the fork server stopped answering")
-        return json.loads(self._process.stdout.readline())
+            raise RuntimeError("the fork server died or stopped answering")
+        return json.loads(answer)
 
     def close(self) -> None:
         """Stops the server (it holds no state worth an orderly exit)."""
