@@ -14,8 +14,8 @@ printed.
 
 What the child inherits is what the server imported, and what importing it
 read from the environment: the server's environment is the program's but for
-the variables read later (`READ_LATER`: ACCINTE_*, ACCL_*, Inductor's), which
-are the child's own. A server started with `TORCH_DEVICE_BACKEND_AUTOLOAD=0`
+the variables read later (all but `STARTUP_VARIABLES`: ACCINTE_*, ACCL_*...),
+which are the child's own. A server started with `TORCH_DEVICE_BACKEND_AUTOLOAD=0`
 leaves the device backends to the child, which loads them before the program
 runs, under the program's environment (so libaccinte reads its ACCINTE_*
 variables). A program that must see `import torch` itself happen (the autoload
@@ -31,6 +31,7 @@ answers one line on its stdout, ``{"returncode", "timed_out", "stdout",
 
 from __future__ import annotations
 
+import atexit
 import io
 import json
 import os
@@ -41,19 +42,21 @@ import sys
 import tempfile
 import time
 
-# The variables read only after `import torch`: the runtime's and accl's (when
-# torch_accinte loads, in the child), Inductor's (when torch._inductor is
-# imported), pytest's (PYTEST_CURRENT_TEST changes with every test), and the
-# autoload switch (see above). A server serves programs that agree with it on
-# every other variable: whatever `import torch` and the libraries it loads
-# (OpenMP, MKL, the allocator, the locale) read is among them.
-READ_LATER = ("ACCINTE_", "ACCL_", "TORCHINDUCTOR_", "PYTEST_")
+# What `import torch` and the libraries it loads (OpenMP, MKL, OpenBLAS, the
+# allocator, Kineto, the C library's locale and time zone) read from the
+# environment, by prefix: a server serves the programs that agree with it on
+# these. Everything else (ACCINTE_*, ACCL_*, the launch variables, Inductor's
+# cache) is read later and is the child's own, as is the autoload switch (see
+# above), so that a variable a test or a library leaves behind costs no server.
+STARTUP_VARIABLES = ("OMP_", "MKL_", "OPENBLAS_", "GOMP_", "KMP_", "TORCH", "PYTORCH_", "FX_",
+                     "NPY_", "KINETO_", "LD_", "PYTHON", "MALLOC_", "GLIBC_", "ASAN_", "UBSAN_",
+                     "LSAN_", "LANG", "LC_", "TZ", "CUDA_")
 AUTOLOAD = "TORCH_DEVICE_BACKEND_AUTOLOAD"
 
 
 def _startup_key(env: dict[str, str]) -> tuple:
     return tuple(sorted((k, v) for k, v in env.items()
-                        if not k.startswith(READ_LATER) and k != AUTOLOAD))
+                        if k.startswith(STARTUP_VARIABLES) and k != AUTOLOAD))
 
 
 # ---- the server -----------------------------------------------------------
@@ -229,6 +232,12 @@ class ForkServer:
 
 _servers: dict[tuple, ForkServer] = {}
 MAX_SERVERS = 3  # each holds torch's few hundred MiB (shared with its children)
+
+
+@atexit.register
+def _close_servers() -> None:
+    while _servers:
+        _servers.popitem()[1].close()
 
 
 def run_python(argv: list[str], source: str = "", env: dict[str, str] | None = None,
