@@ -72,16 +72,20 @@ def _wait(pid: int, timeout: float) -> tuple[int, bool]:
         if done:
             break
         if time.monotonic() > deadline:
-            os.killpg(pid, signal.SIGKILL)
+            _kill_group(pid)
             _, status = os.waitpid(pid, 0)
             return os.waitstatus_to_exitcode(status), True
         time.sleep(delay)
         delay = min(delay * 2, 0.02)
-    try:  # grandchildren the program left behind
+    _kill_group(pid)  # grandchildren the program left behind
+    return os.waitstatus_to_exitcode(status), False
+
+
+def _kill_group(pid: int) -> None:
+    try:
         os.killpg(pid, signal.SIGKILL)
     except ProcessLookupError:
-        pass
-    return os.waitstatus_to_exitcode(status), False
+        pass  # nothing left in it
 
 
 def _die_with_parent() -> None:
